@@ -1,0 +1,76 @@
+/**
+ * The error model: every failure the library reports is an {@link IamAuthzError} with an HTTP
+ * `status` and a stable `code`. Messages never contain the token text.
+ */
+
+/** Every code an {@link IamAuthzError} can carry. Stable across minor versions. */
+export type IamAuthzErrorCode =
+  | 'ERR_TOKEN_MISSING'
+  | 'ERR_TOKEN_INVALID'
+  | 'ERR_TOKEN_EXPIRED'
+  | 'ERR_TOKEN_NOT_YET_VALID'
+  | 'ERR_JWKS_UNAVAILABLE'
+  | 'ERR_POLICY_UNAVAILABLE'
+  | 'ERR_PERMISSION_DENIED';
+
+/** Base class of every error the library throws or rejects with at request time. */
+export class IamAuthzError extends Error {
+  /** Stable machine-readable code; match on this, not on `message`. */
+  readonly code: IamAuthzErrorCode;
+  /** HTTP status a server should answer with: 401, 403 or 503. */
+  readonly status: 401 | 403 | 503;
+
+  constructor(code: IamAuthzErrorCode, status: 401 | 403 | 503, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.status = status;
+    this.name = new.target.name;
+  }
+}
+
+/** 401: no bearer token was presented (no header, another scheme, or `Bearer` with nothing after it). */
+export class TokenMissingError extends IamAuthzError {
+  constructor(message = 'no bearer token in the Authorization header') {
+    super('ERR_TOKEN_MISSING', 401, message);
+  }
+}
+
+/** 401: the token is malformed, badly signed, or was issued for someone else. */
+export class TokenInvalidError extends IamAuthzError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_TOKEN_INVALID', 401, message, options);
+  }
+}
+
+/** 401: the token's `exp` has passed (beyond the clock tolerance). */
+export class TokenExpiredError extends IamAuthzError {
+  constructor(message = 'token has expired') {
+    super('ERR_TOKEN_EXPIRED', 401, message);
+  }
+}
+
+/** 401: the token's `nbf` is still in the future (beyond the clock tolerance). */
+export class TokenNotYetValidError extends IamAuthzError {
+  constructor(message = 'token is not valid yet (nbf)') {
+    super('ERR_TOKEN_NOT_YET_VALID', 401, message);
+  }
+}
+
+/** 503: no key could be had because the JWKS endpoint failed and no cached key fits. */
+export class JwksUnavailableError extends IamAuthzError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_JWKS_UNAVAILABLE', 503, message, options);
+  }
+}
+
+/** 503: no usable role policy for the caller's application (the policy API failed, nothing cached). */
+export class PolicyUnavailableError extends IamAuthzError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_POLICY_UNAVAILABLE', 503, message, options);
+  }
+}
+
+/** True for any error thrown by this library. */
+export function isIamAuthzError(value: unknown): value is IamAuthzError {
+  return value instanceof IamAuthzError;
+}

@@ -1,0 +1,42 @@
+/** Where the verifier gets keys from: a static JWK Set or the remote JWKS endpoint. */
+import { TokenInvalidError } from '../errors.js';
+import { importJwks, type KeyIndex, type VerificationKey } from './import-jwks.js';
+
+export interface KeySet {
+  /**
+   * Keys for `kid` when they can be had without waiting (warm cache); `undefined` means "call
+   * {@link KeySet.resolve}". Never throws.
+   */
+  peek(kid: string): readonly VerificationKey[] | undefined;
+  /** Keys for `kid`, fetching if needed. Throws `ERR_TOKEN_INVALID` or `ERR_JWKS_UNAVAILABLE`. */
+  resolve(kid: string): Promise<readonly VerificationKey[]>;
+  /** Loads the keys ahead of the first request. */
+  ready(): Promise<void>;
+  /** Called with the kids that disappeared from the set, so dependent caches can be dropped. */
+  onKeysRemoved?: (kids: readonly string[]) => void;
+}
+
+/** A JWK Set given in the options: imported once, never fetched. */
+export class StaticKeySet implements KeySet {
+  readonly #loading: Promise<KeyIndex>;
+  #index: KeyIndex | undefined;
+
+  constructor(jwks: { keys: unknown[] }, algorithms: ReadonlySet<string>) {
+    this.#loading = importJwks(jwks, algorithms).then((index) => (this.#index = index));
+    this.#loading.catch(() => undefined);
+  }
+
+  peek(kid: string): readonly VerificationKey[] | undefined {
+    return this.#index?.get(kid);
+  }
+
+  async resolve(kid: string): Promise<readonly VerificationKey[]> {
+    const keys = (await this.#loading).get(kid);
+    if (!keys) throw new TokenInvalidError('no key in the JWKS matches the token kid');
+    return keys;
+  }
+
+  async ready(): Promise<void> {
+    await this.#loading;
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The JWKS client. Unlike jose's `createRemoteJWKSet`, it keeps verifying with cached keys while
+ * the endpoint is down (until `maxStaleMs` after the last success), refreshes in the background
+ * once the cache is older than `cacheMaxAgeMs`, and limits refetches for unknown kids to one per
+ * `cooldownMs`, shared by every concurrent request.
+ */
+import type { Dispatcher } from 'undici';
+import { JwksUnavailableError, TokenInvalidError } from '../errors.js';
+import { jwksFailed, jwksRefreshed } from '../diagnostics.js';
+import { httpGet, parseJsonBody, UpstreamError } from '../lib/upstream.js';
+import { importJwks, isJwkSetLike, type KeyIndex, type VerificationKey } from './import-jwks.js';
+import type { KeySet } from './key-set.js';
+
+export interface RemoteKeySetConfig {
+  uri: string;
+  dispatcher: Dispatcher;
+  algorithms: ReadonlySet<string>;
+  cacheMaxAgeMs: number;
+  cooldownMs: number;
+  timeoutMs: number;
+  maxStaleMs: number;
+  maxBytes: number;
+  now: () => number;
+}
+
+export class RemoteKeySet implements KeySet {
+  readonly #config: RemoteKeySetConfig;
+  #index: KeyIndex = new Map();
+  #lastSuccessAt: number | undefined;
+  #lastAttemptAt: number | undefined;
+  #lastError: UpstreamError | undefined;
+  #inflight: Promise<void> | undefined;
+  onKeysRemoved?: (kids: readonly string[]) => void;
+
+  constructor(config: RemoteKeySetConfig) {
+    this.#config = config;
+  }
+
+  peek(kid: string): readonly VerificationKey[] | undefined {
+    if (this.#lastSuccessAt === undefined) return undefined;
+    const age = this.#config.now() - this.#lastSuccessAt;
+    if (age > this.#config.maxStaleMs) return undefined;
+    if (age > this.#config.cacheMaxAgeMs) this.#refreshInBackground();
+    return this.#index.get(kid);
+  }
+
+  async resolve(kid: string): Promise<readonly VerificationKey[]> {
+    const { now, cacheMaxAgeMs } = this.#config;
+    if (!this.#usable()) {
+      await this.#refreshOrJoin();
+      if (!this.#usable()) throw this.#unavailable();
+    } else if (now() - (this.#lastSuccessAt ?? 0) > cacheMaxAgeMs) {
+      this.#refreshInBackground();
+    }
+    const known = this.#index.get(kid);
+    if (known) return known;
+
+    // Unknown kid: perhaps the IAM rotated keys. Refetch at most once per cooldown, shared.
+    await this.#refreshOrJoin();
+    const after = this.#index.get(kid);
+    if (after) return after;
+    if (this.#lastError) throw this.#unavailable();
+    throw new TokenInvalidError('no key in the JWKS matches the token kid');
+  }
+
+  async ready(): Promise<void> {
+    if (this.#usable()) return;
+    await this.#refreshOrJoin();
+    if (!this.#usable()) throw this.#unavailable();
+  }
+
+  /** True while the cached keys may be used: fetched once, and not older than `maxStaleMs`. */
+  #usable(): boolean {
+    return this.#lastSuccessAt !== undefined && this.#config.now() - this.#lastSuccessAt <= this.#config.maxStaleMs;
+  }
+
+  /** Starts a fetch unless one is running or the cooldown forbids it; waits for any running fetch. */
+  async #refreshOrJoin(): Promise<void> {
+    if (!this.#inflight && this.#mayFetch()) this.#inflight = this.#fetch();
+    if (this.#inflight) await this.#inflight;
+  }
+
+  #refreshInBackground(): void {
+    if (!this.#inflight && this.#mayFetch()) this.#inflight = this.#fetch();
+  }
+
+  #mayFetch(): boolean {
+    return this.#lastAttemptAt === undefined || this.#config.now() - this.#lastAttemptAt >= this.#config.cooldownMs;
+  }
+
+  /** Never rejects: the outcome is recorded in the instance. */
+  async #fetch(): Promise<void> {
+    const config = this.#config;
+    this.#lastAttemptAt = config.now();
+    try {
+      const res = await httpGet(config.uri, {
+        dispatcher: config.dispatcher,
+        timeoutMs: config.timeoutMs,
+        maxBytes: config.maxBytes,
+        headers: { accept: 'application/jwk-set+json, application/json' },
+      });
+      const body = parseJsonBody(res.body);
+      if (!isJwkSetLike(body)) throw new UpstreamError('malformed', 'body is not a JWK Set');
+      const index = await importJwks(body, config.algorithms);
+      if (index.size === 0) throw new UpstreamError('malformed', 'the JWK Set holds no usable RSA signing key');
+      const removed = [...this.#index.keys()].filter((kid) => !index.has(kid));
+      this.#index = index;
+      this.#lastSuccessAt = config.now();
+      this.#lastError = undefined;
+      if (removed.length > 0) this.onKeysRemoved?.(removed);
+      if (jwksRefreshed.hasSubscribers) jwksRefreshed.publish({ uri: config.uri, keyCount: index.size, removedKids: removed });
+    } catch (error) {
+      const failure = error instanceof UpstreamError ? error : new UpstreamError('malformed', 'JWKS could not be used', { cause: error });
+      this.#lastError = failure;
+      if (jwksFailed.hasSubscribers) jwksFailed.publish({ uri: config.uri, reason: failure.reason, error: failure });
+    } finally {
+      this.#inflight = undefined;
+    }
+  }
+
+  #unavailable(): JwksUnavailableError {
+    const reason = this.#lastError ? `: ${this.#lastError.message}` : '';
+    return new JwksUnavailableError(`the JWKS endpoint is unavailable${reason}`, { cause: this.#lastError });
+  }
+}

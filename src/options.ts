@@ -1,0 +1,206 @@
+/**
+ * `createAuthorizer` options: their documentation, their defaults, and their validation. Every
+ * option is checked once, at construction, with a `TypeError` that names it.
+ */
+import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import { isJwkSetLike } from './jwks/import-jwks.js';
+import { isSupportedAlgorithm } from './token/signature.js';
+
+/** Tuning of the remote JWKS cache. */
+export interface JwksOptions {
+  /** After this long (ms) since the last successful fetch, keys are refreshed in the background. Default `600_000` (10 min). */
+  cacheMaxAgeMs?: number;
+  /** Least time (ms) between two fetches: bounds refetches for unknown `kid`s and retries after a failure. Default `5_000`. */
+  cooldownMs?: number;
+  /** Total time (ms) for one JWKS fetch: connect, headers and body. Default `5_000`. */
+  timeoutMs?: number;
+  /** While the endpoint fails, cached keys keep verifying until this long (ms) after the last success. Default `3_600_000` (1 h). */
+  maxStaleMs?: number;
+  /** Largest JWKS body accepted, in bytes. Default `65_536`. */
+  maxBytes?: number;
+}
+
+/** A JWK Set given inline: no network is used for keys. */
+export interface JwkSet {
+  keys: readonly object[];
+}
+
+/** Tuning of the verified-token cache. */
+export interface TokenCacheOptions {
+  /** Most tokens kept (LRU). Default `1000`. */
+  max?: number;
+  /** Longest time (ms) a verified token is served from the cache (never past its `exp`). Default `300_000` (5 min). */
+  maxTtlMs?: number;
+}
+
+export interface AuthorizerOptions {
+  /** The IAM's base URL, e.g. `https://iam.example.com`. Needed unless both `issuer` and `jwksUri`/`jwks` are given. */
+  baseUrl?: string;
+  /** Expected `iss`, compared exactly. Default `${baseUrl}/authentication/v1`. */
+  issuer?: string;
+  /** Where the signing keys are. Default `${issuer}/.well-known/jwks.json`. */
+  jwksUri?: string;
+  /** A static JWK Set (no network), or tuning for the remote JWKS cache. Default: remote with the defaults of {@link JwksOptions}. */
+  jwks?: JwkSet | JwksOptions;
+  /** Accepted tenant id(s), matched against `aud`. Default: any tenant. */
+  audience?: string | readonly string[];
+  /** Accepted JWS algorithms (RS256, RS384, RS512, PS256, PS384, PS512). Default `['RS256']`. */
+  algorithms?: readonly string[];
+  /** Accepted token formats (header `cty`), compared exactly. Default `['t1']`. */
+  tokenFormats?: readonly string[];
+  /** Allowed clock skew (s) when checking `exp` and `nbf`. Default `5`. */
+  clockToleranceSec?: number;
+  /** Longest token accepted, in bytes; longer ones are refused before any decoding. Default `8192`. */
+  maxTokenBytes?: number;
+  /** Verified-token cache settings, or `false` to verify every request. Default: on, see {@link TokenCacheOptions}. */
+  tokenCache?: TokenCacheOptions | false;
+  /** undici Dispatcher for every outgoing request. Default: an `EnvHttpProxyAgent` (honours `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`), closed by `close()`. */
+  dispatcher?: Dispatcher;
+  /** Clock in ms since the epoch; for tests. Default `Date.now`. */
+  now?: () => number;
+}
+
+export interface ResolvedOptions {
+  issuer: string;
+  jwksUri: string | undefined;
+  staticJwks: { keys: unknown[] } | undefined;
+  jwks: Required<JwksOptions>;
+  audience: ReadonlySet<string> | undefined;
+  algorithms: ReadonlySet<string>;
+  tokenFormats: ReadonlySet<string>;
+  clockToleranceSec: number;
+  maxTokenBytes: number;
+  tokenCache: Required<TokenCacheOptions> | false;
+  dispatcher: Dispatcher;
+  ownsDispatcher: boolean;
+  now: () => number;
+  baseUrl: string | undefined;
+}
+
+const KNOWN = new Set<string>([
+  'baseUrl', 'issuer', 'jwksUri', 'jwks', 'audience', 'algorithms', 'tokenFormats', 'clockToleranceSec',
+  'maxTokenBytes', 'tokenCache', 'dispatcher', 'now',
+]);
+
+export const DEFAULT_JWKS: Readonly<Required<JwksOptions>> = {
+  cacheMaxAgeMs: 600_000,
+  cooldownMs: 5_000,
+  timeoutMs: 5_000,
+  maxStaleMs: 3_600_000,
+  maxBytes: 65_536,
+};
+
+export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
+  if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError('createAuthorizer: options must be an object');
+  for (const name of Object.keys(options)) {
+    if (!KNOWN.has(name)) throw new TypeError(`createAuthorizer: unknown option "${name}"`);
+  }
+  const baseUrl = options.baseUrl === undefined ? undefined : httpUrl('baseUrl', options.baseUrl).replace(/\/+$/, '');
+  const issuer = options.issuer ?? (baseUrl === undefined ? undefined : `${baseUrl}/authentication/v1`);
+  if (issuer === undefined) throw new TypeError('createAuthorizer: "baseUrl" or "issuer" is required');
+  if (typeof issuer !== 'string' || issuer.length === 0) throw new TypeError('createAuthorizer: "issuer" must be a non-empty string');
+
+  let staticJwks: { keys: unknown[] } | undefined;
+  let jwks: Required<JwksOptions> = { ...DEFAULT_JWKS };
+  if (options.jwks !== undefined) {
+    if (typeof options.jwks !== 'object' || (options.jwks as unknown) === null) throw new TypeError('createAuthorizer: "jwks" must be an object');
+    if ('keys' in options.jwks) {
+      if (!isJwkSetLike(options.jwks)) throw new TypeError('createAuthorizer: "jwks" has a "keys" member but is not a JWK Set');
+      staticJwks = options.jwks;
+    } else {
+      jwks = {
+        cacheMaxAgeMs: positiveInt('jwks.cacheMaxAgeMs', options.jwks.cacheMaxAgeMs, DEFAULT_JWKS.cacheMaxAgeMs),
+        cooldownMs: nonNegativeInt('jwks.cooldownMs', options.jwks.cooldownMs, DEFAULT_JWKS.cooldownMs),
+        timeoutMs: positiveInt('jwks.timeoutMs', options.jwks.timeoutMs, DEFAULT_JWKS.timeoutMs),
+        maxStaleMs: nonNegativeInt('jwks.maxStaleMs', options.jwks.maxStaleMs, DEFAULT_JWKS.maxStaleMs),
+        maxBytes: positiveInt('jwks.maxBytes', options.jwks.maxBytes, DEFAULT_JWKS.maxBytes),
+      };
+      if (jwks.maxStaleMs < jwks.cacheMaxAgeMs) {
+        throw new TypeError('createAuthorizer: "jwks.maxStaleMs" must not be shorter than "jwks.cacheMaxAgeMs"');
+      }
+    }
+  }
+  const jwksUri = staticJwks ? undefined : httpUrl('jwksUri', options.jwksUri ?? `${issuer}/.well-known/jwks.json`);
+
+  const algorithms = stringList('algorithms', options.algorithms, ['RS256']);
+  for (const alg of algorithms) {
+    if (!isSupportedAlgorithm(alg)) throw new TypeError(`createAuthorizer: algorithm "${alg}" is not supported (RSA signatures only)`);
+  }
+
+  let dispatcher = options.dispatcher;
+  if (dispatcher !== undefined && typeof (dispatcher as { dispatch?: unknown }).dispatch !== 'function') {
+    throw new TypeError('createAuthorizer: "dispatcher" must be an undici Dispatcher');
+  }
+  const ownsDispatcher = dispatcher === undefined;
+  dispatcher ??= new EnvHttpProxyAgent();
+
+  const now = options.now ?? Date.now;
+  if (typeof now !== 'function') throw new TypeError('createAuthorizer: "now" must be a function');
+
+  let tokenCache: Required<TokenCacheOptions> | false = { max: 1000, maxTtlMs: 300_000 };
+  if (options.tokenCache === false) tokenCache = false;
+  else if (options.tokenCache !== undefined) {
+    if (typeof options.tokenCache !== 'object' || (options.tokenCache as unknown) === null) {
+      throw new TypeError('createAuthorizer: "tokenCache" must be an object or false');
+    }
+    tokenCache = {
+      max: positiveInt('tokenCache.max', options.tokenCache.max, 1000),
+      maxTtlMs: positiveInt('tokenCache.maxTtlMs', options.tokenCache.maxTtlMs, 300_000),
+    };
+  }
+
+  const tolerance = options.clockToleranceSec ?? 5;
+  if (typeof tolerance !== 'number' || !Number.isFinite(tolerance) || tolerance < 0 || tolerance > 300) {
+    throw new TypeError('createAuthorizer: "clockToleranceSec" must be a number of seconds from 0 to 300');
+  }
+
+  return {
+    baseUrl,
+    issuer,
+    jwksUri,
+    staticJwks,
+    jwks,
+    audience: options.audience === undefined ? undefined : new Set(stringList('audience', typeof options.audience === 'string' ? [options.audience] : options.audience, [])),
+    algorithms: new Set(algorithms),
+    tokenFormats: new Set(stringList('tokenFormats', options.tokenFormats, ['t1'])),
+    clockToleranceSec: tolerance,
+    maxTokenBytes: positiveInt('maxTokenBytes', options.maxTokenBytes, 8192),
+    tokenCache,
+    dispatcher,
+    ownsDispatcher,
+    now,
+  };
+}
+
+export function httpUrl(name: string, value: unknown): string {
+  if (typeof value !== 'string') throw new TypeError(`createAuthorizer: "${name}" must be a URL string`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new TypeError(`createAuthorizer: "${name}" is not a valid URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError(`createAuthorizer: "${name}" must be an http(s) URL`);
+  if (url.username || url.password) throw new TypeError(`createAuthorizer: "${name}" must not carry credentials`);
+  return value;
+}
+
+export function positiveInt(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || (value as number) <= 0) throw new TypeError(`createAuthorizer: "${name}" must be a positive integer`);
+  return value as number;
+}
+
+export function nonNegativeInt(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || (value as number) < 0) throw new TypeError(`createAuthorizer: "${name}" must be a non-negative integer`);
+  return value as number;
+}
+
+function stringList(name: string, value: unknown, fallback: readonly string[]): string[] {
+  if (value === undefined) return [...fallback];
+  if (!Array.isArray(value) || value.length === 0 || !value.every((v) => typeof v === 'string' && v.length > 0)) {
+    throw new TypeError(`createAuthorizer: "${name}" must be a non-empty array of non-empty strings`);
+  }
+  return [...(value as string[])];
+}

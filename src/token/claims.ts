@@ -1,0 +1,49 @@
+/**
+ * Claim checks after the signature is known to be good: issuer, expiry, not-before, tenant
+ * audience, and the presence of the claims the permission check depends on (`sub`, `app`).
+ */
+import { TokenExpiredError, TokenInvalidError, TokenNotYetValidError } from '../errors.js';
+import type { IamClaims } from '../types.js';
+import { normalizeArs } from './ars.js';
+
+export interface ClaimPolicy {
+  issuer: string;
+  /** Accepted tenant ids; `undefined` accepts any. */
+  audience: ReadonlySet<string> | undefined;
+  clockToleranceSec: number;
+}
+
+export function checkClaims(payload: Record<string, unknown>, policy: ClaimPolicy, nowMs: number): IamClaims {
+  const { iss, exp, nbf, iat, aud, tid, sub, app } = payload;
+  if (iss !== policy.issuer) throw new TokenInvalidError('token issuer is not the expected one');
+  if (!Number.isSafeInteger(exp)) throw new TokenInvalidError('token exp claim is missing or not an integer');
+  const nowSec = Math.floor(nowMs / 1000);
+  if ((exp as number) <= nowSec - policy.clockToleranceSec) throw new TokenExpiredError();
+  if (nbf !== undefined) {
+    if (typeof nbf !== 'number' || !Number.isFinite(nbf)) throw new TokenInvalidError('token nbf claim is not a number');
+    if (nbf > nowSec + policy.clockToleranceSec) throw new TokenNotYetValidError();
+  }
+  if (iat !== undefined && (typeof iat !== 'number' || !Number.isFinite(iat))) {
+    throw new TokenInvalidError('token iat claim is not a number');
+  }
+  optionalString(payload, 'jti');
+  optionalString(payload, 'acc');
+  optionalString(payload, 'aud');
+  optionalString(payload, 'tid');
+  if (aud !== undefined && tid !== undefined && aud !== tid) {
+    throw new TokenInvalidError('token tid does not match its aud');
+  }
+  if (policy.audience && (typeof aud !== 'string' || !policy.audience.has(aud))) {
+    throw new TokenInvalidError('token audience (tenant) is not accepted');
+  }
+  if (typeof sub !== 'string' || sub.length === 0) throw new TokenInvalidError('token sub claim is missing');
+  if (typeof app !== 'string' || app.length === 0) throw new TokenInvalidError('token app claim is missing');
+  return { ...payload, ars: Object.freeze(normalizeArs(payload.ars)) } as IamClaims;
+}
+
+function optionalString(payload: Record<string, unknown>, claim: string): void {
+  const value = payload[claim];
+  if (value !== undefined && typeof value !== 'string') {
+    throw new TokenInvalidError(`token ${claim} claim is not a string`);
+  }
+}
