@@ -2,6 +2,11 @@
  * `createAuthorizer`: the entry point that wires options, the key set, the verifier and the
  * verified-token cache together. Each piece lives in its own module; this file only orchestrates.
  */
+import { decisionDenied } from './diagnostics.js';
+import { collectRoles, decideForRoles, noMatchingReference, type Decision } from './engine/decide.js';
+import { describeResource, toResourceRef, type ResourceQuery } from './engine/resource.js';
+import { PermissionDeniedError, PolicyUnavailableError } from './errors.js';
+import { PolicyClient } from './policy/policy-client.js';
 import { RemoteKeySet } from './jwks/remote-key-set.js';
 import { StaticKeySet, type KeySet } from './jwks/key-set.js';
 import { resolveOptions, type AuthorizerOptions, type ResolvedOptions } from './options.js';
@@ -10,6 +15,16 @@ import { TokenCache } from './token/token-cache.js';
 import { verifyToken, type VerifyPolicy } from './token/verify-token.js';
 import type { Identity } from './types.js';
 
+/** What `authorize` is asked: may the caller hold `permission` of `service` on `resource`? */
+export interface AuthorizeQuery {
+  /** The consuming service's key (`serviceDefinitionKey` in the policy), e.g. `vehicle-service`. */
+  readonly service: string;
+  /** The permission key, e.g. `WRITE`. */
+  readonly permission: string;
+  /** `{ type, value }` for a custom reference `TYPE=value`, or `{ node }` for a node id. */
+  readonly resource: ResourceQuery;
+}
+
 export interface Authorizer {
   /**
    * Verifies the `Authorization` header value (`Bearer <token>`) and resolves with the caller's
@@ -17,6 +32,17 @@ export interface Authorizer {
    * the signing keys cannot be had.
    */
   authenticate(authorization: string | undefined): Promise<Identity>;
+  /**
+   * The spec's permission check for a verified identity. Resolves with a {@link Decision}; a denial
+   * resolves with `granted: false`. Rejects with 503 `ERR_POLICY_UNAVAILABLE` when no usable
+   * policy can be had — never grants without one.
+   */
+  authorize(identity: Identity, query: AuthorizeQuery): Promise<Decision>;
+  /**
+   * `authenticate` then `authorize`. Resolves with both when granted; rejects with 403
+   * `ERR_PERMISSION_DENIED` (carrying the decision) when denied, or with the 401/503 of either step.
+   */
+  check(authorization: string | undefined, query: AuthorizeQuery): Promise<{ identity: Identity; decision: Decision }>;
   /** Fetches the JWKS now instead of on the first request. Rejects with 503 when it cannot. */
   ready(): Promise<void>;
   /** Releases sockets and timers owned by the authorizer. */
@@ -49,14 +75,70 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     return identity;
   }
 
+  const policies = config.policyUrl === undefined ? undefined : new PolicyClient({
+    url: config.policyUrl,
+    dispatcher: config.dispatcher,
+    policyToken: config.policyToken,
+    now,
+    ...config.policy,
+  });
+
+  async function authorize(identity: Identity, query: AuthorizeQuery): Promise<Decision> {
+    const { service, permission } = query;
+    if (typeof service !== 'string' || service.length === 0) throw new TypeError('authorize: "service" must be a non-empty string');
+    if (typeof permission !== 'string' || permission.length === 0) throw new TypeError('authorize: "permission" must be a non-empty string');
+    const resource = toResourceRef(query.resource);
+    if (!resource) {
+      return denied(identity, query, { granted: false, reference: describeResource(query.resource), roles: [], changeId: undefined, reason: 'INVALID_RESOURCE' });
+    }
+    const roles = collectRoles(identity.claims.ars, resource);
+    // Without roles for this resource no policy can grant: deny without asking the policy API.
+    if (roles.length === 0) return denied(identity, query, noMatchingReference(resource.reference, undefined));
+    if (!policies) throw new PolicyUnavailableError('no policy API configured: set "baseUrl" or "policyUrl"');
+    const { app } = identity.claims;
+    const entry = await policies.get(app, identity.token);
+    const decision = decideForRoles(roles, resource.reference, service, permission, entry.policy);
+    if (decision.granted) return decision;
+    // A role granted in the console a moment ago should work on the next request, not after ttlMs.
+    const fresher = await policies.refreshAfterDenial(app, identity.token, entry);
+    const second = fresher ? decideForRoles(roles, resource.reference, service, permission, fresher.policy) : decision;
+    return second.granted ? second : denied(identity, query, second);
+  }
+
+  async function check(authorization: string | undefined, query: AuthorizeQuery): Promise<{ identity: Identity; decision: Decision }> {
+    const identity = await authenticate(authorization);
+    const decision = await authorize(identity, query);
+    if (!decision.granted) throw new PermissionDeniedError(decision, query.service, query.permission);
+    return { identity, decision };
+  }
+
   return {
     authenticate,
+    authorize,
+    check,
     ready: () => keySet.ready(),
     async close() {
       cache?.clear();
+      policies?.clear();
       if (config.ownsDispatcher) await config.dispatcher.close();
     },
   };
+}
+
+function denied(identity: Identity, query: AuthorizeQuery, decision: Decision): Decision {
+  if (decisionDenied.hasSubscribers) {
+    decisionDenied.publish({
+      service: query.service,
+      permission: query.permission,
+      reference: decision.reference,
+      reason: decision.reason,
+      roles: decision.roles,
+      changeId: decision.changeId,
+      sub: identity.claims.sub,
+      app: identity.claims.app,
+    });
+  }
+  return decision;
 }
 
 function createKeySet(config: ResolvedOptions): KeySet {

@@ -10,7 +10,25 @@ export const channels = {
   jwksRefreshed: 'iam-authz:jwks:refreshed',
   /** `{ uri, reason, error }` after a failed JWKS fetch. */
   jwksFailed: 'iam-authz:jwks:failed',
+  /** `{ applicationId, changeId }` after the first successful fetch of an application's policy. */
+  policyFetched: 'iam-authz:policy:fetched',
+  /** `{ applicationId, changeId, notModified }` when a revalidation confirmed the cached policy. */
+  policyRevalidated: 'iam-authz:policy:revalidated',
+  /** `{ applicationId, previousChangeId, changeId }` when a new policy version was swapped in. */
+  policyChanged: 'iam-authz:policy:changed',
+  /** `{ applicationId, changeId, ageMs, lastError }` when a policy older than `ttlMs` is served. */
+  policyStale: 'iam-authz:policy:stale-served',
+  /** `{ applicationId, reason, error }` after a failed policy fetch. */
+  policyFailed: 'iam-authz:policy:failed',
+  /** `{ service, permission, reference, reason, roles, changeId, sub, app }` for every denial. */
+  decisionDenied: 'iam-authz:decision:denied',
 } as const;
 
 export const jwksRefreshed = channel(channels.jwksRefreshed);
 export const jwksFailed = channel(channels.jwksFailed);
+export const policyFetched = channel(channels.policyFetched);
+export const policyRevalidated = channel(channels.policyRevalidated);
+export const policyChanged = channel(channels.policyChanged);
+export const policyStale = channel(channels.policyStale);
+export const policyFailed = channel(channels.policyFailed);
+export const decisionDenied = channel(channels.decisionDenied);

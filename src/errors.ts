@@ -1,3 +1,5 @@
+import type { Decision } from './engine/decide.js';
+
 /**
  * The error model: every failure the library reports is an {@link IamAuthzError} with an HTTP
  * `status` and a stable `code`. Messages never contain the token text.
@@ -67,6 +69,16 @@ export class JwksUnavailableError extends IamAuthzError {
 export class PolicyUnavailableError extends IamAuthzError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ERR_POLICY_UNAVAILABLE', 503, message, options);
+  }
+}
+
+/** 403: the caller is authenticated but does not hold the permission. Carries the decision. */
+export class PermissionDeniedError extends IamAuthzError {
+  /** Why the permission was denied; for the developer, not for the caller. */
+  readonly decision: Decision;
+  constructor(decision: Decision, service: string, permission: string) {
+    super('ERR_PERMISSION_DENIED', 403, `permission ${permission} on ${service} denied (${decision.reason})`);
+    this.decision = decision;
   }
 }
 

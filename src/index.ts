@@ -1,6 +1,9 @@
 /** iam-authz: verify IAM access tokens and decide per route whether the caller holds a permission. */
-export { createAuthorizer, type Authorizer } from './authorizer.js';
-export type { AuthorizerOptions, JwksOptions, JwkSet, TokenCacheOptions } from './options.js';
+export { createAuthorizer, type Authorizer, type AuthorizeQuery } from './authorizer.js';
+export type { Decision, DecisionReason } from './engine/decide.js';
+export type { ResourceQuery } from './engine/resource.js';
+export type { RolePolicy, Role, ServicePolicy, PermissionRef } from './policy/types.js';
+export type { AuthorizerOptions, JwksOptions, JwkSet, PolicyOptions, TokenCacheOptions } from './options.js';
 export type { AccessReference, Identity, IamClaims, IamTokenHeader } from './types.js';
 export {
   IamAuthzError,
@@ -10,6 +13,7 @@ export {
   TokenNotYetValidError,
   JwksUnavailableError,
   PolicyUnavailableError,
+  PermissionDeniedError,
   isIamAuthzError,
   type IamAuthzErrorCode,
 } from './errors.js';

@@ -33,6 +33,22 @@ export interface TokenCacheOptions {
   maxTtlMs?: number;
 }
 
+/** Tuning of the role-policy cache (one entry per application). */
+export interface PolicyOptions {
+  /** How long (ms) a fetched policy is fresh; after that it is served while one background revalidation runs. Default `60_000`. */
+  ttlMs?: number;
+  /** While the policy API fails, a cached policy is served until this long (ms) after its last successful fetch; then 503. Default `300_000` (5 min). */
+  maxStaleMs?: number;
+  /** Least time (ms) between two fetches of one application's policy that are not needed to answer: revalidation, refetch after a denial, retry after a failure. Default `5_000`. */
+  minRefreshIntervalMs?: number;
+  /** Total time (ms) for one policy fetch: connect, headers and body. Default `5_000`. */
+  timeoutMs?: number;
+  /** Most applications whose policy is kept (LRU). Default `100`. */
+  maxApplications?: number;
+  /** Largest policy body accepted, in bytes. Default `1_048_576` (1 MiB). */
+  maxBytes?: number;
+}
+
 export interface AuthorizerOptions {
   /** The IAM's base URL, e.g. `https://iam.example.com`. Needed unless both `issuer` and `jwksUri`/`jwks` are given. */
   baseUrl?: string;
@@ -58,6 +74,12 @@ export interface AuthorizerOptions {
   dispatcher?: Dispatcher;
   /** Clock in ms since the epoch; for tests. Default `Date.now`. */
   now?: () => number;
+  /** The policy API (spec §4.2). Default `${baseUrl}/policy/v1/roles`. */
+  policyUrl?: string;
+  /** Returns a token to authenticate policy requests as this service. Default: the caller's own verified token. */
+  policyToken?: () => Promise<string>;
+  /** Role-policy cache settings; see {@link PolicyOptions}. */
+  policy?: PolicyOptions;
 }
 
 export interface ResolvedOptions {
@@ -75,11 +97,14 @@ export interface ResolvedOptions {
   ownsDispatcher: boolean;
   now: () => number;
   baseUrl: string | undefined;
+  policyUrl: string | undefined;
+  policyToken: (() => Promise<string>) | undefined;
+  policy: Required<PolicyOptions>;
 }
 
 const KNOWN = new Set<string>([
   'baseUrl', 'issuer', 'jwksUri', 'jwks', 'audience', 'algorithms', 'tokenFormats', 'clockToleranceSec',
-  'maxTokenBytes', 'tokenCache', 'dispatcher', 'now',
+  'maxTokenBytes', 'tokenCache', 'dispatcher', 'now', 'policyUrl', 'policyToken', 'policy',
 ]);
 
 export const DEFAULT_JWKS: Readonly<Required<JwksOptions>> = {
@@ -88,6 +113,15 @@ export const DEFAULT_JWKS: Readonly<Required<JwksOptions>> = {
   timeoutMs: 5_000,
   maxStaleMs: 3_600_000,
   maxBytes: 65_536,
+};
+
+export const DEFAULT_POLICY: Readonly<Required<PolicyOptions>> = {
+  ttlMs: 60_000,
+  maxStaleMs: 300_000,
+  minRefreshIntervalMs: 5_000,
+  timeoutMs: 5_000,
+  maxApplications: 100,
+  maxBytes: 1_048_576,
 };
 
 export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
@@ -154,7 +188,17 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
     throw new TypeError('createAuthorizer: "clockToleranceSec" must be a number of seconds from 0 to 300');
   }
 
+  const policyUrl = options.policyUrl === undefined
+    ? (baseUrl === undefined ? undefined : `${baseUrl}/policy/v1/roles`)
+    : httpUrl('policyUrl', options.policyUrl);
+  if (options.policyToken !== undefined && typeof options.policyToken !== 'function') {
+    throw new TypeError('createAuthorizer: "policyToken" must be a function returning a Promise of a token');
+  }
+
   return {
+    policyUrl,
+    policyToken: options.policyToken,
+    policy: resolvePolicyOptions(options.policy),
     baseUrl,
     issuer,
     jwksUri,
@@ -170,6 +214,21 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
     ownsDispatcher,
     now,
   };
+}
+
+function resolvePolicyOptions(policy: PolicyOptions | undefined): Required<PolicyOptions> {
+  if (policy === undefined) return { ...DEFAULT_POLICY };
+  if (typeof policy !== 'object' || (policy as unknown) === null) throw new TypeError('createAuthorizer: "policy" must be an object');
+  const resolved = {
+    ttlMs: positiveInt('policy.ttlMs', policy.ttlMs, DEFAULT_POLICY.ttlMs),
+    maxStaleMs: nonNegativeInt('policy.maxStaleMs', policy.maxStaleMs, DEFAULT_POLICY.maxStaleMs),
+    minRefreshIntervalMs: nonNegativeInt('policy.minRefreshIntervalMs', policy.minRefreshIntervalMs, DEFAULT_POLICY.minRefreshIntervalMs),
+    timeoutMs: positiveInt('policy.timeoutMs', policy.timeoutMs, DEFAULT_POLICY.timeoutMs),
+    maxApplications: positiveInt('policy.maxApplications', policy.maxApplications, DEFAULT_POLICY.maxApplications),
+    maxBytes: positiveInt('policy.maxBytes', policy.maxBytes, DEFAULT_POLICY.maxBytes),
+  };
+  if (resolved.maxStaleMs < resolved.ttlMs) throw new TypeError('createAuthorizer: "policy.maxStaleMs" must not be shorter than "policy.ttlMs"');
+  return resolved;
 }
 
 export function httpUrl(name: string, value: unknown): string {

@@ -51,16 +51,16 @@ export async function httpGet(url: string, options: GetOptions): Promise<GetResu
     });
     const { statusCode } = res;
     if (statusCode >= 300 && statusCode < 400 && !options.acceptStatuses?.includes(statusCode)) {
-      res.body.destroy();
+      discard(res.body);
       throw new UpstreamError('redirect', `answered ${statusCode}; redirects are not followed`, { statusCode });
     }
     if ((statusCode < 200 || statusCode >= 300) && !options.acceptStatuses?.includes(statusCode)) {
-      res.body.destroy();
+      discard(res.body);
       throw new UpstreamError('status', `answered HTTP ${statusCode}`, { statusCode });
     }
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > options.maxBytes) {
-      res.body.destroy();
+      discard(res.body);
       throw new UpstreamError('oversize', `body of ${declared} bytes exceeds ${options.maxBytes}`, { statusCode });
     }
     const chunks: Buffer[] = [];
@@ -69,7 +69,7 @@ export async function httpGet(url: string, options: GetOptions): Promise<GetResu
       const buf = chunk as Buffer;
       total += buf.length;
       if (total > options.maxBytes) {
-        res.body.destroy();
+        discard(res.body);
         throw new UpstreamError('oversize', `body exceeds ${options.maxBytes} bytes`, { statusCode });
       }
       chunks.push(buf);
@@ -80,6 +80,16 @@ export async function httpGet(url: string, options: GetOptions): Promise<GetResu
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Drops a body we will not read. undici's body emits an abort error when destroyed before its end;
+ * without a listener that error is an uncaught exception, i.e. an IAM answering 500 would crash
+ * the process.
+ */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }
 
 /** Parse a JSON body; a parse failure is an upstream `malformed` failure. */
