@@ -1,0 +1,67 @@
+/**
+ * `iam-authz/express`: route guards for Express 4 and 5. A thin shim over the core's
+ * framework-neutral guards; it imports only the public core.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { createGuards, IamAuthzError, type Authorizer, type Guard, type GuardOptions, type IamState, type ResourceResolver } from '../../src/index.js';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own types live in this global namespace
+  namespace Express {
+    interface Request {
+      /** Set by `iam-authz/express` guards once the token is verified (and the permission granted). */
+      iam?: IamState;
+    }
+  }
+}
+
+export interface ExpressAuthzOptions extends GuardOptions {
+  /** Renders 401/403/503 yourself instead of the default problem+json answer. Default: none. */
+  onError?: (error: IamAuthzError, req: Request, res: Response) => void;
+  /** Hand the `IamAuthzError` (with `status` and `headers`) to `next(err)` instead of answering. Default `false`. */
+  passErrors?: boolean;
+}
+
+export interface ExpressAuthz {
+  /** Middleware that verifies the bearer token and sets `req.iam` (`{ token, claims }`). */
+  authenticate(): RequestHandler;
+  /** Middleware that verifies the token and requires `permission` of `service` on `TYPE=resolve(req)`. */
+  requirePermission(service: string, permission: string, type: string, resolve: ResourceResolver<Request>): RequestHandler;
+  /** The same on node ids: `requirePermission(service, permission, { node: req => req.params.id })`. */
+  requirePermission(service: string, permission: string, node: { node: ResourceResolver<Request> }): RequestHandler;
+}
+
+export function expressAuthz(authorizer: Authorizer, options: ExpressAuthzOptions = {}): ExpressAuthz {
+  const { onError, passErrors = false, ...guardOptions } = options;
+  if (onError !== undefined && typeof onError !== 'function') throw new TypeError('expressAuthz: "onError" must be a function');
+  const guards = createGuards<Request>(authorizer, guardOptions);
+
+  function middleware(guard: Guard<Request>): RequestHandler {
+    return function iamAuthzGuard(req: Request, res: Response, next: NextFunction): void {
+      guard(req.headers.authorization, req).then(
+        (state) => {
+          req.iam = state;
+          next();
+        },
+        (error: unknown) => {
+          if (!(error instanceof IamAuthzError) || res.headersSent) {
+            next(error);
+            return;
+          }
+          const answer = guards.errorResponse(error);
+          if (passErrors) next(error);
+          else if (onError) onError(error, req, res);
+          else res.status(answer.status).set(answer.headers).type('application/problem+json').send(JSON.stringify(answer.body));
+        },
+      ).catch(next);
+    };
+  }
+
+  return {
+    authenticate: () => middleware(guards.authenticate()),
+    requirePermission: ((service: string, permission: string, target: string | { node: ResourceResolver<Request> }, resolve?: ResourceResolver<Request>) =>
+      middleware(typeof target === 'string'
+        ? guards.requirePermission(service, permission, target, resolve as ResourceResolver<Request>)
+        : guards.requirePermission(service, permission, target))) as ExpressAuthz['requirePermission'],
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * `iam-authz/fastify`: `onRequest`/`preHandler` hooks for Fastify 5, and a plugin that decorates
+ * the request and closes the authorizer with the server. A thin shim over the core's
+ * framework-neutral guards; it imports only the public core.
+ */
+import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
+import { createGuards, IamAuthzError, type Authorizer, type Guard, type GuardOptions, type IamState, type ResourceResolver } from '../../src/index.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by `iam-authz/fastify` hooks once the token is verified (and the permission granted); `null` before. */
+    iam: IamState | null;
+  }
+  interface FastifyInstance {
+    /** Added by the `iamAuthz` plugin. */
+    iamAuthz: FastifyAuthz;
+  }
+}
+
+export interface FastifyAuthzOptions extends GuardOptions {
+  /** Renders 401/403/503 yourself instead of the default problem+json answer. Default: none. */
+  onError?: (error: IamAuthzError, request: FastifyRequest, reply: FastifyReply) => void | Promise<void>;
+}
+
+/** A hook usable as `onRequest` or `preHandler`. */
+export type IamHook = preHandlerAsyncHookHandler;
+
+export interface FastifyAuthz {
+  /** Hook that verifies the bearer token and sets `request.iam` (`{ token, claims }`). */
+  authenticate(): IamHook;
+  /** Hook that verifies the token and requires `permission` of `service` on `TYPE=resolve(request)`. */
+  requirePermission(service: string, permission: string, type: string, resolve: ResourceResolver<FastifyRequest>): IamHook;
+  /** The same on node ids: `requirePermission(service, permission, { node: req => req.params.id })`. */
+  requirePermission(service: string, permission: string, node: { node: ResourceResolver<FastifyRequest> }): IamHook;
+}
+
+export function fastifyAuthz(authorizer: Authorizer, options: FastifyAuthzOptions = {}): FastifyAuthz {
+  const { onError, ...guardOptions } = options;
+  if (onError !== undefined && typeof onError !== 'function') throw new TypeError('fastifyAuthz: "onError" must be a function');
+  const guards = createGuards<FastifyRequest>(authorizer, guardOptions);
+
+  function hook(guard: Guard<FastifyRequest>): IamHook {
+    return async function iamAuthzHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      let state: IamState;
+      try {
+        state = await guard(request.headers.authorization, request);
+      } catch (error) {
+        if (!(error instanceof IamAuthzError)) throw error;
+        const answer = guards.errorResponse(error);
+        if (onError) await onError(error, request, reply);
+        else await reply.code(answer.status).headers(answer.headers).type('application/problem+json').send(JSON.stringify(answer.body));
+        return;
+      }
+      request.iam = state;
+    };
+  }
+
+  return {
+    authenticate: () => hook(guards.authenticate()),
+    requirePermission: ((service: string, permission: string, target: string | { node: ResourceResolver<FastifyRequest> }, resolve?: ResourceResolver<FastifyRequest>) =>
+      hook(typeof target === 'string'
+        ? guards.requirePermission(service, permission, target, resolve as ResourceResolver<FastifyRequest>)
+        : guards.requirePermission(service, permission, target))),
+  };
+}
+
+export interface IamAuthzPluginOptions extends FastifyAuthzOptions {
+  /** The authorizer to use; it is closed when the server closes. */
+  authorizer: Authorizer;
+}
+
+/**
+ * Registers `request.iam` (initially `null`), decorates the instance with `iamAuthz`
+ * (`{ authenticate, requirePermission }`) and closes the authorizer on `onClose`.
+ */
+export const iamAuthz: FastifyPluginCallback<IamAuthzPluginOptions> = fp(
+  function iamAuthzPlugin(fastify: FastifyInstance, options: IamAuthzPluginOptions, done: (err?: Error) => void) {
+    const { authorizer, ...rest } = options;
+    fastify.decorateRequest('iam', null);
+    fastify.decorate('iamAuthz', fastifyAuthz(authorizer, rest));
+    fastify.addHook('onClose', async () => {
+      await authorizer.close();
+    });
+    done();
+  },
+  { fastify: '5.x', name: 'iam-authz' },
+);

@@ -1,0 +1,64 @@
+/**
+ * Turns an {@link IamAuthzError} into the HTTP answer every adapter sends: the status, RFC 6750
+ * `WWW-Authenticate` (or `Retry-After` for 503), and an RFC 9457 `application/problem+json` body.
+ * The body never holds the token or a stack, and the decision only when asked for.
+ */
+import { IamAuthzError, PermissionDeniedError } from '../errors.js';
+import type { Decision } from '../engine/decide.js';
+
+/** RFC 9457 problem details, with the library's stable `code`. */
+export interface ProblemDetails {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly code: string;
+  /** Only with `exposeDecision`. */
+  readonly decision?: Decision;
+}
+
+export interface ErrorResponseOptions {
+  /** `realm` of the `WWW-Authenticate` challenge. */
+  readonly realm: string;
+  /** Put the denial's decision (roles, reason, changeId) in 403 bodies. */
+  readonly exposeDecision: boolean;
+  /** `Retry-After` seconds on 503 answers. */
+  readonly retryAfterSec: number;
+}
+
+export interface ErrorResponse {
+  readonly status: 401 | 403 | 503;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: ProblemDetails;
+}
+
+const TITLES = { 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unavailable' } as const;
+
+export function toErrorResponse(error: IamAuthzError, options: ErrorResponseOptions): ErrorResponse {
+  const { status, code } = error;
+  const detail = status === 403 ? 'the caller lacks the permission this request needs' : error.message;
+  const headers: Record<string, string> = {};
+  const realm = `realm=${quote(options.realm)}`;
+  if (code === 'ERR_TOKEN_MISSING') headers['www-authenticate'] = `Bearer ${realm}`;
+  else if (status === 401) headers['www-authenticate'] = `Bearer ${realm}, error="invalid_token", error_description=${quote(detail)}`;
+  else if (status === 403) headers['www-authenticate'] = `Bearer ${realm}, error="insufficient_scope", error_description=${quote(detail)}`;
+  else headers['retry-after'] = String(options.retryAfterSec);
+  const body: ProblemDetails = { type: 'about:blank', title: TITLES[status], status, detail, code };
+  if (options.exposeDecision && error instanceof PermissionDeniedError) return { status, headers, body: { ...body, decision: error.decision } };
+  return { status, headers, body };
+}
+
+/** An RFC 9110 quoted-string: backslash-escapes `"` and `\`, replaces anything not printable ASCII. */
+export function quote(value: string): string {
+  return `"${value.replace(/[^\x20-\x7e]/g, '?').replace(/["\\]/g, '\\$&')}"`;
+}
+
+/** Checks a `realm` option once, at construction. */
+export function checkRealm(realm: unknown): string {
+  if (typeof realm !== 'string' || realm.length === 0 || /[^\x20-\x7e]/.test(realm)) {
+    throw new TypeError('"realm" must be a non-empty string of printable ASCII');
+  }
+  return realm;
+}
+
+export { IamAuthzError };

@@ -1,0 +1,105 @@
+/**
+ * Framework-neutral route guards. An adapter hands over the `Authorization` header value and its
+ * request object; the guard resolves with the state to attach to the request, or rejects with an
+ * `IamAuthzError` (401/403/503, with `headers` ready to send) — or with whatever the resource
+ * resolver threw, which the framework turns into a 500.
+ */
+import type { Authorizer } from '../authorizer.js';
+import type { Decision } from '../engine/decide.js';
+import { IamAuthzError, PermissionDeniedError } from '../errors.js';
+import type { IamClaims } from '../types.js';
+import { checkRealm, toErrorResponse, type ErrorResponse, type ErrorResponseOptions } from './error-response.js';
+
+/** What a guard attaches to the request (`req.iam`, `ctx.state.iam`, `request.iam`). */
+export interface IamState {
+  /** The verified bearer token. Never log it. */
+  readonly token: string;
+  readonly claims: IamClaims;
+  /** The permission decision; absent after `authenticate()` alone. With several resources: the last one. */
+  readonly decision?: Decision;
+  /** Every decision, when the resolver returned several resources. */
+  readonly decisions?: readonly Decision[];
+}
+
+/** Returns the resource value(s) of a request: a string, several (all are required), or nothing (denies). */
+export type ResourceResolver<Req> = (req: Req) => string | readonly string[] | undefined | null | Promise<string | readonly string[] | undefined | null>;
+
+/** Options every adapter shares. */
+export interface GuardOptions {
+  /** `realm` of the `WWW-Authenticate` challenge. Default `"iam"`. */
+  realm?: string;
+  /** Include the decision (roles, reason, changeId) in 403 bodies; for development only. Default `false`. */
+  exposeDecision?: boolean;
+  /** `Retry-After` (s) sent with 503 answers. Default `5`. */
+  retryAfterSec?: number;
+}
+
+export type Guard<Req> = (authorization: string | undefined, req: Req) => Promise<IamState>;
+
+export interface Guards<Req> {
+  authenticate(): Guard<Req>;
+  requirePermission(service: string, permission: string, type: string, resolve: ResourceResolver<Req>): Guard<Req>;
+  requirePermission(service: string, permission: string, node: { node: ResourceResolver<Req> }): Guard<Req>;
+  /** The HTTP answer for a guard's `IamAuthzError`. */
+  errorResponse(error: IamAuthzError): ErrorResponse;
+}
+
+export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions = {}): Guards<Req> {
+  if (typeof (authorizer as Partial<Authorizer> | undefined)?.check !== 'function') throw new TypeError('an Authorizer from createAuthorizer() is required');
+  const responseOptions: ErrorResponseOptions = {
+    realm: checkRealm(options.realm ?? 'iam'),
+    exposeDecision: options.exposeDecision === true,
+    retryAfterSec: options.retryAfterSec ?? 5,
+  };
+  if (!Number.isSafeInteger(responseOptions.retryAfterSec) || responseOptions.retryAfterSec < 0) {
+    throw new TypeError('"retryAfterSec" must be a non-negative integer');
+  }
+
+  function authenticate(): Guard<Req> {
+    return async (authorization) => {
+      const { token, claims } = await authorizer.authenticate(authorization);
+      return { token, claims };
+    };
+  }
+
+  function requirePermission(service: string, permission: string, target: string | { node: ResourceResolver<Req> }, resolver?: ResourceResolver<Req>): Guard<Req> {
+    if (typeof service !== 'string' || service.length === 0) throw new TypeError('requirePermission: "service" must be a non-empty string');
+    if (typeof permission !== 'string' || permission.length === 0) throw new TypeError('requirePermission: "permission" must be a non-empty string');
+    const byNode = typeof target === 'object';
+    const resolve = byNode ? target.node : resolver;
+    if (!byNode && (typeof target !== 'string' || target.length === 0 || target.includes('='))) {
+      throw new TypeError('requirePermission: the resource type must be a non-empty string without "="');
+    }
+    if (typeof resolve !== 'function') throw new TypeError('requirePermission: the resource resolver must be a function');
+    const type = target as string;
+
+    return async (authorization, req) => {
+      const identity = await authorizer.authenticate(authorization);
+      const resolved: unknown = await resolve(req);
+      // An empty list names no resource: it is checked as `undefined`, which denies.
+      const values: readonly unknown[] = Array.isArray(resolved) && resolved.length > 0 ? resolved : [Array.isArray(resolved) ? undefined : resolved];
+      let decision: Decision | undefined;
+      const decisions: Decision[] | undefined = values.length > 1 ? [] : undefined;
+      for (const value of values) {
+        const resource = byNode ? { node: value as string } : { type, value: value as string };
+        decision = await authorizer.authorize(identity, { service, permission, resource });
+        if (!decision.granted) throw new PermissionDeniedError(decision, service, permission);
+        decisions?.push(decision);
+      }
+      const state = { token: identity.token, claims: identity.claims, decision: decision as Decision };
+      return decisions ? { ...state, decisions } : state;
+    };
+  }
+
+  return {
+    authenticate,
+    requirePermission: requirePermission,
+    errorResponse: (error) => withHeaders(error, toErrorResponse(error, responseOptions)),
+  };
+}
+
+/** Koa and Express error handlers read `err.status` and `err.headers`: give them the answer's headers. */
+function withHeaders(error: IamAuthzError, response: ErrorResponse): ErrorResponse {
+  (error as { headers?: Readonly<Record<string, string>> }).headers = response.headers;
+  return response;
+}
