@@ -13,16 +13,22 @@ export type IamAuthzErrorCode =
   | 'ERR_TOKEN_NOT_YET_VALID'
   | 'ERR_JWKS_UNAVAILABLE'
   | 'ERR_POLICY_UNAVAILABLE'
-  | 'ERR_PERMISSION_DENIED';
+  | 'ERR_PERMISSION_DENIED'
+  | 'ERR_TOKEN_EXCHANGE_FAILED';
 
 /** Base class of every error the library throws or rejects with at request time. */
 export class IamAuthzError extends Error {
   /** Stable machine-readable code; match on this, not on `message`. */
   readonly code: IamAuthzErrorCode;
-  /** HTTP status a server should answer with: 401, 403 or 503. */
-  readonly status: 401 | 403 | 503;
+  /**
+   * HTTP status: what a server should answer with (401, 403 or 503 for request-time errors), or
+   * what the IAM answered (for `ERR_TOKEN_EXCHANGE_FAILED`).
+   */
+  readonly status: number;
+  /** Headers to send with the answer (`WWW-Authenticate`, `Retry-After`); set by the route guards. */
+  headers?: Readonly<Record<string, string>>;
 
-  constructor(code: IamAuthzErrorCode, status: 401 | 403 | 503, message: string, options?: { cause?: unknown }) {
+  constructor(code: IamAuthzErrorCode, status: number, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.status = status;
@@ -79,6 +85,16 @@ export class PermissionDeniedError extends IamAuthzError {
   constructor(decision: Decision, service: string, permission: string) {
     super('ERR_PERMISSION_DENIED', 403, `permission ${permission} on ${service} denied (${decision.reason})`);
     this.decision = decision;
+  }
+}
+
+/**
+ * The token client's exchange failed. `status` is the IAM's HTTP status (4xx/5xx), 503 when the IAM
+ * could not be reached, or 502 when it answered something that is not a token.
+ */
+export class TokenExchangeError extends IamAuthzError {
+  constructor(status: number, message: string, options?: { cause?: unknown }) {
+    super('ERR_TOKEN_EXCHANGE_FAILED', status, message, options);
   }
 }
 

@@ -14,6 +14,7 @@ export {
   JwksUnavailableError,
   PolicyUnavailableError,
   PermissionDeniedError,
+  TokenExchangeError,
   isIamAuthzError,
   type IamAuthzErrorCode,
 } from './errors.js';

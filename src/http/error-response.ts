@@ -27,12 +27,12 @@ export interface ErrorResponseOptions {
 }
 
 export interface ErrorResponse {
-  readonly status: 401 | 403 | 503;
+  readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: ProblemDetails;
 }
 
-const TITLES = { 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unavailable' } as const;
+const TITLES: Readonly<Record<number, string>> = { 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unavailable' };
 
 export function toErrorResponse(error: IamAuthzError, options: ErrorResponseOptions): ErrorResponse {
   const { status, code } = error;
@@ -43,7 +43,7 @@ export function toErrorResponse(error: IamAuthzError, options: ErrorResponseOpti
   else if (status === 401) headers['www-authenticate'] = `Bearer ${realm}, error="invalid_token", error_description=${quote(detail)}`;
   else if (status === 403) headers['www-authenticate'] = `Bearer ${realm}, error="insufficient_scope", error_description=${quote(detail)}`;
   else headers['retry-after'] = String(options.retryAfterSec);
-  const body: ProblemDetails = { type: 'about:blank', title: TITLES[status], status, detail, code };
+  const body: ProblemDetails = { type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, code };
   if (options.exposeDecision && error instanceof PermissionDeniedError) return { status, headers, body: { ...body, decision: error.decision } };
   return { status, headers, body };
 }

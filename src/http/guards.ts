@@ -100,6 +100,6 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
 
 /** Koa and Express error handlers read `err.status` and `err.headers`: give them the answer's headers. */
 function withHeaders(error: IamAuthzError, response: ErrorResponse): ErrorResponse {
-  (error as { headers?: Readonly<Record<string, string>> }).headers = response.headers;
+  error.headers = response.headers;
   return response;
 }
