@@ -1,0 +1,193 @@
+/**
+ * The development IAM's configuration: IdPs, applications (service definitions and roles) and
+ * actors. Validated as a whole; every error names the path of the bad field.
+ */
+
+/** An IdP whose tokens are verified against its issuer and keys. */
+export interface ExternalIdpConfig {
+  key: string;
+  issuer: string;
+  /** Where the IdP's keys are; or give them inline as `jwks`. */
+  jwksUri?: string;
+  jwks?: { keys: object[] };
+  /** Expected `aud` of IdP tokens, when set. */
+  audience?: string | string[];
+}
+
+/** The development IAM acts as its own IdP (`POST /dev-idp/token`). */
+export interface BuiltinIdpConfig {
+  key: string;
+  builtin: true;
+}
+
+export type IdpConfig = ExternalIdpConfig | BuiltinIdpConfig;
+
+export interface ApplicationConfig {
+  id: string;
+  serviceDefinitions: { key: string; permissions: string[] }[];
+  /** `permissions` maps a service definition key to the permission keys the role grants there. */
+  roles: { key: string; permissions: Record<string, string[]> }[];
+}
+
+export interface AccessReferenceConfig {
+  r: string[];
+  c?: string[];
+  n?: string[];
+}
+
+export interface ActorConfig {
+  /** Becomes the token's `sub`. */
+  id: string;
+  /** Key of the IdP the actor signs in with. */
+  idp: string;
+  /** The IdP token's `sub` that maps to this actor. */
+  subject: string;
+  account: string;
+  application: string;
+  /** Tenant id → the actor's access references in that tenant. */
+  tenants: Record<string, AccessReferenceConfig[]>;
+}
+
+export interface DevIamConfig {
+  idps: IdpConfig[];
+  applications: ApplicationConfig[];
+  actors: ActorConfig[];
+}
+
+/** Thrown for an invalid configuration; `path` names the bad field, e.g. `actors[0].idp`. */
+export class DevIamConfigError extends Error {
+  readonly path: string;
+  constructor(path: string, problem: string) {
+    super(`invalid dev IAM config at ${path}: ${problem}`);
+    this.name = 'DevIamConfigError';
+    this.path = path;
+  }
+}
+
+type Obj = Record<string, unknown>;
+
+/** Validates `value` and returns it typed; throws {@link DevIamConfigError} naming the first bad field. */
+export function validateConfig(value: unknown): DevIamConfig {
+  const root = object(value, '$');
+  const idps = array(root.idps, 'idps').map((idp, i) => checkIdp(idp, `idps[${i}]`));
+  unique(idps.map((i) => i.key), 'idps', 'key');
+  const applications = array(root.applications, 'applications').map((app, i) => checkApplication(app, `applications[${i}]`));
+  unique(applications.map((a) => a.id), 'applications', 'id');
+  const actors = array(root.actors, 'actors').map((actor, i) => checkActor(actor, `actors[${i}]`, idps, applications));
+  unique(actors.map((a) => a.id), 'actors', 'id');
+  return { idps, applications, actors };
+}
+
+function checkIdp(value: unknown, path: string): IdpConfig {
+  const idp = object(value, path);
+  const key = string(idp.key, `${path}.key`);
+  if (idp.builtin !== undefined) {
+    if (idp.builtin !== true) throw new DevIamConfigError(`${path}.builtin`, 'must be true when present');
+    return { key, builtin: true };
+  }
+  const out: ExternalIdpConfig = { key, issuer: string(idp.issuer, `${path}.issuer`) };
+  if (idp.jwksUri !== undefined) {
+    const uri = string(idp.jwksUri, `${path}.jwksUri`);
+    if (!/^https?:\/\//.test(uri)) throw new DevIamConfigError(`${path}.jwksUri`, 'must be an http(s) URL');
+    out.jwksUri = uri;
+  }
+  if (idp.jwks !== undefined) {
+    const jwks = object(idp.jwks, `${path}.jwks`);
+    array(jwks.keys, `${path}.jwks.keys`).forEach((k, i) => object(k, `${path}.jwks.keys[${i}]`));
+    out.jwks = jwks as { keys: object[] };
+  }
+  if (out.jwksUri === undefined && out.jwks === undefined) throw new DevIamConfigError(path, 'needs "jwksUri" or "jwks" (or "builtin": true)');
+  if (idp.audience !== undefined) {
+    out.audience = typeof idp.audience === 'string' ? idp.audience : stringArray(idp.audience, `${path}.audience`);
+  }
+  return out;
+}
+
+function checkApplication(value: unknown, path: string): ApplicationConfig {
+  const app = object(value, path);
+  const id = string(app.id, `${path}.id`);
+  const serviceDefinitions = array(app.serviceDefinitions, `${path}.serviceDefinitions`).map((sd, i) => {
+    const p = `${path}.serviceDefinitions[${i}]`;
+    const def = object(sd, p);
+    return { key: string(def.key, `${p}.key`), permissions: stringArray(def.permissions, `${p}.permissions`) };
+  });
+  unique(serviceDefinitions.map((s) => s.key), `${path}.serviceDefinitions`, 'key');
+  const services = new Map(serviceDefinitions.map((s) => [s.key, new Set(s.permissions)]));
+  const roles = array(app.roles, `${path}.roles`).map((r, i) => {
+    const p = `${path}.roles[${i}]`;
+    const role = object(r, p);
+    const key = string(role.key, `${p}.key`);
+    const grants = object(role.permissions, `${p}.permissions`);
+    const permissions: Record<string, string[]> = {};
+    for (const [service, list] of Object.entries(grants)) {
+      const sp = `${p}.permissions.${service}`;
+      const allowed = services.get(service);
+      if (!allowed) throw new DevIamConfigError(sp, `"${service}" is not a service definition of application ${id}`);
+      const keys = stringArray(list, sp);
+      keys.forEach((k, j) => {
+        if (!allowed.has(k)) throw new DevIamConfigError(`${sp}[${j}]`, `"${k}" is not a permission of service definition ${service}`);
+      });
+      Object.defineProperty(permissions, service, { value: keys, enumerable: true, writable: true, configurable: true });
+    }
+    return { key, permissions };
+  });
+  unique(roles.map((r) => r.key), `${path}.roles`, 'key');
+  return { id, serviceDefinitions, roles };
+}
+
+function checkActor(value: unknown, path: string, idps: IdpConfig[], applications: ApplicationConfig[]): ActorConfig {
+  const actor = object(value, path);
+  const idp = string(actor.idp, `${path}.idp`);
+  if (!idps.some((i) => i.key === idp)) throw new DevIamConfigError(`${path}.idp`, `no IdP with key "${idp}"`);
+  const application = string(actor.application, `${path}.application`);
+  if (!applications.some((a) => a.id === application)) throw new DevIamConfigError(`${path}.application`, `no application "${application}"`);
+  const tenants: Record<string, AccessReferenceConfig[]> = {};
+  for (const [tenant, refs] of Object.entries(object(actor.tenants, `${path}.tenants`))) {
+    const tp = `${path}.tenants.${tenant}`;
+    const list = array(refs, tp).map((ref, i) => {
+      const rp = `${tp}[${i}]`;
+      const o = object(ref, rp);
+      const out: AccessReferenceConfig = { r: stringArray(o.r, `${rp}.r`) };
+      if (o.c !== undefined) out.c = stringArray(o.c, `${rp}.c`);
+      if (o.n !== undefined) out.n = stringArray(o.n, `${rp}.n`);
+      if (!out.c && !out.n) throw new DevIamConfigError(rp, 'needs "c" or "n"');
+      return out;
+    });
+    Object.defineProperty(tenants, tenant, { value: list, enumerable: true, writable: true, configurable: true });
+  }
+  return {
+    id: string(actor.id, `${path}.id`),
+    idp,
+    subject: string(actor.subject, `${path}.subject`),
+    account: string(actor.account, `${path}.account`),
+    application,
+    tenants,
+  };
+}
+
+function object(value: unknown, path: string): Obj {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new DevIamConfigError(path, 'must be an object');
+  return value as Obj;
+}
+
+function array(value: unknown, path: string): unknown[] {
+  if (!Array.isArray(value)) throw new DevIamConfigError(path, 'must be an array');
+  return value;
+}
+
+function string(value: unknown, path: string): string {
+  if (typeof value !== 'string' || value.length === 0) throw new DevIamConfigError(path, 'must be a non-empty string');
+  return value;
+}
+
+function stringArray(value: unknown, path: string): string[] {
+  return array(value, path).map((v, i) => string(v, `${path}[${i}]`));
+}
+
+function unique(values: string[], path: string, field: string): void {
+  const seen = new Set<string>();
+  values.forEach((v, i) => {
+    if (seen.has(v)) throw new DevIamConfigError(`${path}[${i}].${field}`, `duplicate "${v}"`);
+    seen.add(v);
+  });
+}
