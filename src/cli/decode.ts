@@ -1,0 +1,73 @@
+/** `iam-authz decode TOKEN`: prints a token's parts without verifying anything (works offline). */
+import { normalizeArs } from '../token/ars.js';
+import { parse, UsageError } from './usage.js';
+
+export const DECODE_HELP = `usage: iam-authz decode TOKEN
+
+Prints the token's header, its claims, its access references (ars) as a table and its expiry in
+words. Works offline and DOES NOT VERIFY the token: use "iam-authz explain" for that.
+TOKEN may be prefixed with "Bearer ".`;
+
+export function decodeCommand(args: string[]): Promise<number> {
+  const { positionals } = parse(args, {}, true);
+  const [raw, extra] = positionals;
+  if (raw === undefined || extra !== undefined) throw new UsageError('expects exactly one TOKEN');
+  console.log(describeToken(raw.replace(/^bearer\s+/i, '').trim(), Date.now()));
+  return Promise.resolve(0);
+}
+
+/** The decode report for `token` at `nowMs`. */
+export function describeToken(token: string, nowMs: number): string {
+  const parts = token.split('.');
+  if (parts.length !== 3) throw new Error('not a compact JWS (expected three dot-separated parts)');
+  const header = decodePart(parts[0] ?? '', 'header');
+  const claims = decodePart(parts[1] ?? '', 'payload');
+  const lines = ['NOT VERIFIED: decoded only; signature, issuer and expiry were not checked.', '', 'header'];
+  for (const [k, v] of Object.entries(header)) lines.push(`  ${k.padEnd(5)} ${JSON.stringify(v)}`);
+  lines.push('', 'claims');
+  for (const [k, v] of Object.entries(claims)) {
+    if (k === 'ars') continue;
+    lines.push(`  ${k.padEnd(5)} ${JSON.stringify(v)}${k === 'exp' || k === 'iat' || k === 'nbf' ? `  (${timeInWords(v, nowMs)})` : ''}`);
+  }
+  lines.push('', 'expiry', `  ${expiryInWords(claims.exp, nowMs)}`);
+  const ars = normalizeArs(claims.ars);
+  lines.push('', `access references (ars): ${ars.length}`);
+  if (ars.length > 0) {
+    const rows = [['#', 'roles (r)', 'references (c)', 'nodes (n)'], ...ars.map((a, i) => [String(i + 1), a.r.join(', '), a.c.join(', '), a.n.join(', ')])];
+    const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+    for (const row of rows) lines.push(`  ${row.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}`);
+  }
+  return lines.join('\n');
+}
+
+function decodePart(segment: string, what: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+  } catch {
+    throw new Error(`the ${what} is not base64url-encoded JSON`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`the ${what} is not a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+function timeInWords(value: unknown, nowMs: number): string {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return 'not a number';
+  const date = new Date(value * 1000);
+  return Number.isNaN(date.getTime()) ? 'out of range' : `${date.toISOString()}, ${relative(value * 1000 - nowMs)}`;
+}
+
+function expiryInWords(exp: unknown, nowMs: number): string {
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) return 'no valid exp claim: a verifier refuses this token';
+  const delta = exp * 1000 - nowMs;
+  return delta > 0 ? `expires ${relative(delta)}` : `EXPIRED ${relative(delta)}`;
+}
+
+/** "in 59 minutes" / "3 hours ago". */
+export function relative(deltaMs: number): string {
+  const abs = Math.abs(deltaMs) / 1000;
+  const [n, unit] = abs < 90 ? [abs, 'second'] : abs < 5400 ? [abs / 60, 'minute'] : abs < 129_600 ? [abs / 3600, 'hour'] : [abs / 86_400, 'day'];
+  const count = Math.round(n);
+  const words = `${count} ${unit}${count === 1 ? '' : 's'}`;
+  return deltaMs >= 0 ? `in ${words}` : `${words} ago`;
+}

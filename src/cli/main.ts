@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+/**
+ * The `iam-authz` command: `dev-server`, `decode` and `explain`. Each subcommand lives in its own
+ * module; this file only dispatches and maps failures to exit codes.
+ */
+import { decodeCommand, DECODE_HELP } from './decode.js';
+import { devServerCommand, DEV_SERVER_HELP } from './dev-server.js';
+import { explainCommand, EXPLAIN_HELP } from './explain.js';
+import { UsageError } from './usage.js';
+
+const HELP = `usage: iam-authz <command> [options]
+
+commands:
+  dev-server   run the development IAM (token endpoint, JWKS, policy API) on localhost
+  decode       print a token's header, claims and access references (offline, NOT verified)
+  explain      verify a token, fetch the policy and explain the permission decision
+
+Run "iam-authz <command> --help" for a command's options.`;
+
+const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help: string }> = {
+  'dev-server': { run: devServerCommand, help: DEV_SERVER_HELP },
+  decode: { run: decodeCommand, help: DECODE_HELP },
+  explain: { run: explainCommand, help: EXPLAIN_HELP },
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    console.log(HELP);
+    return name === undefined ? 2 : 0;
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!command) {
+    console.error(`iam-authz: unknown command "${name}"\n\n${HELP}`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.log(command.help);
+    return 0;
+  }
+  try {
+    return await command.run(rest);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`iam-authz ${name}: ${error.message}\n\n${command.help}`);
+      return 2;
+    }
+    console.error(`iam-authz ${name}: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => { process.exitCode = code; },
+  (error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  },
+);
