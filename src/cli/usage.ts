@@ -6,9 +6,9 @@ export class UsageError extends Error {}
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-export function parse<T extends Options>(args: string[], options: T, allowPositionals = false) {
+export function parse(args: string[], options: Options, allowPositionals = false): { values: Record<string, string | undefined>; positionals: string[] } {
   try {
-    return parseArgs({ args, options, allowPositionals, strict: true });
+    return parseArgs({ args, options, allowPositionals, strict: true }) as { values: Record<string, string | undefined>; positionals: string[] };
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }

@@ -1,6 +1,7 @@
 /**
- * The one HTTP GET used for every outgoing request (JWKS, policy), and the one place that
- * translates undici's errors: a total timeout, a body-size cap and no redirects followed.
+ * The one HTTP client used for every outgoing request (JWKS and policy GETs, the token client's
+ * POST), and the one place that translates undici's errors: a total timeout, a body-size cap and
+ * no redirects followed.
  */
 import { request, type Dispatcher } from 'undici';
 
@@ -11,12 +12,28 @@ export type UpstreamFailureReason = 'timeout' | 'network' | 'status' | 'redirect
 export class UpstreamError extends Error {
   readonly reason: UpstreamFailureReason;
   readonly statusCode: number | undefined;
-  constructor(reason: UpstreamFailureReason, message: string, options?: { cause?: unknown; statusCode?: number }) {
+  /**
+   * The headers and (capped) body of a 4xx/5xx answer, when {@link RequestOptions.errorBodyMaxBytes}
+   * asked for them and the body fitted; otherwise `undefined`.
+   */
+  readonly response: ErrorResponseBody | undefined;
+  constructor(
+    reason: UpstreamFailureReason,
+    message: string,
+    options?: { cause?: unknown; statusCode?: number; response?: ErrorResponseBody },
+  ) {
     super(message, options);
     this.name = 'UpstreamError';
     this.reason = reason;
     this.statusCode = options?.statusCode;
+    this.response = options?.response;
   }
+}
+
+/** What is kept of a 4xx/5xx answer for error reporting (e.g. problem details). */
+export interface ErrorResponseBody {
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
 }
 
 export interface GetOptions {
@@ -36,18 +53,48 @@ export interface GetResult {
   body: Buffer;
 }
 
+/**
+ * undici's redirect interceptor honours a per-request `maxRedirections`, and 0 turns it off: a
+ * dispatcher the user composed with `interceptors.redirect()` would otherwise follow a 3xx to
+ * another host before the check below ever sees it. Not in undici's request types, hence a spread.
+ */
+const NO_REDIRECTS = { maxRedirections: 0 } as object;
+
 /** GET `url`; rejects with an {@link UpstreamError} on any failure. Never follows a redirect. */
 export async function httpGet(url: string, options: GetOptions): Promise<GetResult> {
+  return httpRequest(url, { ...options, method: 'GET' });
+}
+
+/** Options of {@link httpRequest}: those of {@link httpGet}, plus the method and a body. */
+export interface RequestOptions extends GetOptions {
+  method: 'GET' | 'POST';
+  /** Request body, sent as is (set `content-type` in `headers`). */
+  body?: string;
+  /**
+   * For a 4xx/5xx answer, read up to this many bytes of its body into {@link UpstreamError.response}
+   * (e.g. to report problem details). A longer body, or one that fails to arrive, is dropped: the
+   * failure is still the `status` one. Default `0`: error bodies are discarded unread.
+   */
+  errorBodyMaxBytes?: number;
+}
+
+/**
+ * One HTTP request to `url`; resolves with a 2xx answer (or one listed in `acceptStatuses`) and its
+ * body, rejects with an {@link UpstreamError} on any failure. Never follows a redirect.
+ */
+export async function httpRequest(url: string, options: RequestOptions): Promise<GetResult> {
   const controller = new AbortController();
   const timer = setTimeout(() => {
     controller.abort(new UpstreamError('timeout', `no complete answer within ${options.timeoutMs} ms`));
   }, options.timeoutMs);
   try {
     const res = await request(url, {
-      method: 'GET',
+      method: options.method,
       headers: options.headers,
+      ...(options.body === undefined ? {} : { body: options.body }),
       dispatcher: options.dispatcher,
       signal: controller.signal,
+      ...NO_REDIRECTS,
     });
     const { statusCode } = res;
     if (statusCode >= 300 && statusCode < 400 && !options.acceptStatuses?.includes(statusCode)) {
@@ -55,8 +102,13 @@ export async function httpGet(url: string, options: GetOptions): Promise<GetResu
       throw new UpstreamError('redirect', `answered ${statusCode}; redirects are not followed`, { statusCode });
     }
     if ((statusCode < 200 || statusCode >= 300) && !options.acceptStatuses?.includes(statusCode)) {
-      discard(res.body);
-      throw new UpstreamError('status', `answered HTTP ${statusCode}`, { statusCode });
+      const errorBodyMaxBytes = options.errorBodyMaxBytes ?? 0;
+      const body = statusCode >= 400 && errorBodyMaxBytes > 0 ? await readErrorBody(res, errorBodyMaxBytes) : undefined;
+      if (body === undefined) discard(res.body);
+      throw new UpstreamError('status', `answered HTTP ${statusCode}`, {
+        statusCode,
+        ...(body === undefined ? {} : { response: { headers: res.headers, body } }),
+      });
     }
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > options.maxBytes) {
@@ -80,6 +132,27 @@ export async function httpGet(url: string, options: GetOptions): Promise<GetResu
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Reads an error answer's body up to `maxBytes`; `undefined` (body dropped) when longer or broken. */
+async function readErrorBody(res: Dispatcher.ResponseData, maxBytes: number): Promise<Buffer | undefined> {
+  const declared = Number(res.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) return undefined;
+  // Leaving the loop early destroys the body, which then emits an abort error: keep it handled.
+  res.body.on('error', () => undefined);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of res.body) {
+      const buf = chunk as Buffer;
+      total += buf.length;
+      if (total > maxBytes) return undefined;
+      chunks.push(buf);
+    }
+  } catch {
+    return undefined;
+  }
+  return Buffer.concat(chunks, total);
 }
 
 /**
