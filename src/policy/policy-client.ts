@@ -24,6 +24,9 @@ import { httpGet, parseJsonBody, UpstreamError } from '../lib/upstream.js';
 import type { CompiledPolicy, RolePolicy } from './types.js';
 import { policyProblem } from './validate-policy.js';
 
+/** The characters of an opaque entity tag (RFC 9110 `etagc`), restricted to visible ASCII. */
+const ETAGC = /^[\x21\x23-\x7e]+$/;
+
 export interface PolicyClientConfig {
   url: string;
   dispatcher: Dispatcher;
@@ -133,7 +136,10 @@ export class PolicyClient {
     try {
       const token = config.policyToken ? await config.policyToken() : callerToken;
       const headers: Record<string, string> = { accept: 'application/json', authorization: `Bearer ${token}` };
-      if (previous) headers['if-none-match'] = `"${previous.policy.changeId}"`;
+      // Only a changeId that is a valid entity tag (visible ASCII, no '"') is sent: any other
+      // character makes undici refuse the header, and every revalidation would fail until the
+      // policy is past maxStaleMs. Without the header the API answers 200 and the changeId decides.
+      if (previous && ETAGC.test(previous.policy.changeId)) headers['if-none-match'] = `"${previous.policy.changeId}"`;
       const res = await httpGet(config.url, {
         dispatcher: config.dispatcher,
         timeoutMs: config.timeoutMs,
@@ -151,14 +157,16 @@ export class PolicyClient {
       if (typeof body !== 'object' || body === null || body.applicationId !== applicationId) {
         throw new UpstreamError('malformed', 'the policy is not the one of the token\'s application');
       }
+      // Validated before the changeId comparison: a malformed answer is a failure even when it
+      // repeats the cached changeId, so it can never extend the cached policy's life past maxStaleMs.
+      const problem = policyProblem(body);
+      if (problem !== undefined) throw new UpstreamError('malformed', `the policy is malformed: ${problem}`);
       if (previous && body.changeId === previous.policy.changeId) {
         state.entry = { policy: previous.policy, fetchedAt: config.now() };
         state.lastError = undefined;
         if (policyRevalidated.hasSubscribers) policyRevalidated.publish({ applicationId, changeId: previous.policy.changeId, notModified: false });
         return;
       }
-      const problem = policyProblem(body);
-      if (problem !== undefined) throw new UpstreamError('malformed', `the policy is malformed: ${problem}`);
       const policy = compilePolicy(body as RolePolicy);
       state.entry = { policy, fetchedAt: config.now() };
       state.lastError = undefined;

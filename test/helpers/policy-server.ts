@@ -36,10 +36,9 @@ export async function startPolicyServer(policy: RolePolicy = examplePolicy()): P
     }
     json(res, 200, state.policy, { etag });
   });
-  return Object.assign(lb, {
-    get policy() { return state.policy; },
-    set policy(p: RolePolicy) { state.policy = p; },
-    get fault() { return state.fault; },
-    set fault(f: PolicyFault | undefined) { state.fault = f; },
+  // defineProperties, not Object.assign: the accessors must stay accessors to reach the handler.
+  return Object.defineProperties(lb, {
+    policy: { get: () => state.policy, set: (p: RolePolicy) => { state.policy = p; }, enumerable: true },
+    fault: { get: () => state.fault, set: (f: PolicyFault | undefined) => { state.fault = f; }, enumerable: true },
   }) as PolicyServer;
 }

@@ -1,0 +1,192 @@
+/**
+ * Shared pieces of the policy-client tests: a hand-driven clock, authorizers with a static JWKS (so
+ * the only network traffic is the policy API), a recorder for the `iam-authz:policy:*` and
+ * `iam-authz:decision:denied` channels (so a test waits for a background fetch instead of
+ * sleeping), and fault handlers for the loopback policy server.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { expect } from 'vitest';
+import { channels, createAuthorizer, IamAuthzError, type Authorizer, type AuthorizerOptions, type Identity, type PolicyOptions } from '../../src/index.js';
+import { signJwt } from '../../src/testing/sign-jwt.js';
+import type { PolicyServer } from '../helpers/policy-server.js';
+import { servePolicy, START_MS, VEHICLE, type Clock } from './server.js';
+import { POLICY_TEST_KEY } from './test-key.js';
+
+export { Clock, driverCanWrite, servePolicy, START_MS, startPolicyApi, uniqueApp, VEHICLE } from './server.js';
+
+/** Issuer base of the tokens; keys are static, so nothing is fetched from it. */
+export const BASE = 'https://iam.example.test';
+
+export const VIN1 = { type: 'VIN', value: 'WVW1' } as const;
+export const READ = { service: VEHICLE, permission: 'READ', resource: VIN1 } as const;
+export const WRITE = { service: VEHICLE, permission: 'WRITE', resource: VIN1 } as const;
+
+/**
+ * A signed IAM token (spec §2.2) issued by `${baseUrl}/authentication/v1` at {@link START_MS}, valid
+ * for an hour; by default DRIVER on VIN=WVW1 of application app-1. Like `mint` of
+ * test/helpers/fixtures.ts, but signed with the fixed {@link POLICY_TEST_KEY}.
+ */
+export function mint(baseUrl: string, overrides: Record<string, unknown> = {}): string {
+  const iat = START_MS / 1000;
+  return signJwt({
+    jti: 'jti-1',
+    iss: `${baseUrl}/authentication/v1`,
+    sub: 'actor-alice',
+    aud: 'tenant-1',
+    tid: 'tenant-1',
+    exp: iat + 3600,
+    iat,
+    acc: 'acc-1',
+    app: 'app-1',
+    ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }],
+    ...overrides,
+  }, POLICY_TEST_KEY, { cty: 't1' });
+}
+
+/** The static JWK Set that verifies {@link mint}'s tokens. */
+export const TEST_JWKS = { keys: [POLICY_TEST_KEY.jwk] };
+
+/** Creates authorizers and closes them all at the end. */
+export class Authorizers {
+  readonly #open: Authorizer[] = [];
+
+  create(options: AuthorizerOptions): Authorizer {
+    const authz = createAuthorizer(options);
+    this.#open.push(authz);
+    return authz;
+  }
+
+  /** An authorizer with a static JWKS for {@link BASE} and `policyUrl` on the loopback server. */
+  forServer(server: PolicyServer, clock: Clock, policy: PolicyOptions, extra: Partial<AuthorizerOptions> = {}): Authorizer {
+    return this.create({ baseUrl: BASE, jwks: TEST_JWKS, policyUrl: `${server.url}/policy/v1/roles`, now: clock.now, policy, ...extra });
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all(this.#open.splice(0).map((a) => a.close()));
+  }
+}
+
+/** Mints a token for `app` (default ars: DRIVER on VIN=WVW1) and verifies it. */
+export async function identityFor(authz: Authorizer, app: string, claims: Record<string, unknown> = {}): Promise<Identity> {
+  return authz.authenticate(`Bearer ${mint(BASE, { app, ...claims })}`);
+}
+
+/** The `app` claim of the bearer token of a request (unverified: the test server trusts it). */
+export function appOfRequest(req: IncomingMessage): string {
+  const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+  const payload = token.split('.')[1] ?? '';
+  return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { app: string }).app;
+}
+
+/** Holds policy responses until released: shows that a stale answer did not wait for the API. */
+export class Gate {
+  readonly #held: (() => void)[] = [];
+  #waiters: (() => void)[] = [];
+  get held(): number {
+    return this.#held.length;
+  }
+  /** A fault hook for the policy server: holds the request, then answers with `server.policy`. */
+  fault(server: PolicyServer) {
+    return (req: IncomingMessage, res: ServerResponse): boolean => {
+      this.#held.push(() => { servePolicy(req, res, server.policy); });
+      for (const w of this.#waiters.splice(0)) w();
+      return true;
+    };
+  }
+  /** Resolves once at least `count` requests are held. */
+  async until(count: number): Promise<void> {
+    const deadline = Date.now() + 3000;
+    while (this.#held.length < count) {
+      if (Date.now() > deadline) throw new Error(`expected ${count} held requests, saw ${this.#held.length}`);
+      await new Promise<void>((resolve) => {
+        this.#waiters.push(resolve);
+        setTimeout(resolve, 50);
+      });
+    }
+  }
+  releaseAll(): void {
+    for (const answer of this.#held.splice(0)) answer();
+  }
+}
+
+export type PolicyEventType = 'fetched' | 'revalidated' | 'changed' | 'stale-served' | 'failed' | 'denied';
+
+export interface PolicyEvent {
+  type: PolicyEventType;
+  /** `applicationId` of policy events, `app` of denial events. */
+  app: string;
+  message: Record<string, unknown>;
+}
+
+export interface PolicyEventRecorder {
+  events: PolicyEvent[];
+  /** Types of the events recorded so far, in order. */
+  types(): PolicyEventType[];
+  /** Resolves once `count` events of `type` have been seen (fails after 3 s). */
+  until(type: PolicyEventType, count?: number): Promise<PolicyEvent[]>;
+  dispose(): void;
+}
+
+const CHANNEL_OF: Record<PolicyEventType, string> = {
+  fetched: channels.policyFetched,
+  revalidated: channels.policyRevalidated,
+  changed: channels.policyChanged,
+  'stale-served': channels.policyStale,
+  failed: channels.policyFailed,
+  denied: channels.decisionDenied,
+};
+
+/** Records policy and denial events of application `app` only. */
+export function recordPolicyEvents(app: string): PolicyEventRecorder {
+  const events: PolicyEvent[] = [];
+  let waiters: (() => void)[] = [];
+  const handlers = (Object.keys(CHANNEL_OF) as PolicyEventType[]).map((type) => {
+    const handler = (message: unknown): void => {
+      const m = message as Record<string, unknown>;
+      const of = type === 'denied' ? m.app : m.applicationId;
+      if (of !== app) return;
+      events.push({ type, app, message: m });
+      const wake = waiters;
+      waiters = [];
+      for (const w of wake) w();
+    };
+    subscribe(CHANNEL_OF[type], handler);
+    return [type, handler] as const;
+  });
+  const count = (type: PolicyEventType): number => events.filter((e) => e.type === type).length;
+  return {
+    events,
+    types: () => events.map((e) => e.type),
+    async until(type, wanted = 1) {
+      const deadline = Date.now() + 3000;
+      while (count(type) < wanted) {
+        if (Date.now() > deadline) throw new Error(`expected ${wanted} "${type}" events, saw [${events.map((e) => e.type).join(', ')}]`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 50);
+        });
+      }
+      return events.filter((e) => e.type === type);
+    },
+    dispose() {
+      for (const [type, handler] of handlers) unsubscribe(CHANNEL_OF[type], handler);
+    },
+  };
+}
+
+/** Asserts that `promise` rejects with an {@link IamAuthzError} of exactly this code and status. */
+export async function expectAuthzError(promise: Promise<unknown>, code: string, status: number): Promise<IamAuthzError> {
+  const error: unknown = await promise.then(
+    () => { throw new Error(`expected rejection with ${code}, but it resolved`); },
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(IamAuthzError);
+  expect(error).toMatchObject({ code, status });
+  return error as IamAuthzError;
+}
+
+/** `UpstreamError.reason` behind a 503. */
+export function upstreamReason(error: IamAuthzError): unknown {
+  return (error.cause as { reason?: unknown } | undefined)?.reason;
+}

@@ -1,0 +1,98 @@
+/**
+ * PolicyClient directly (white box), where `authorize()` cannot show it: the compiled policy object
+ * is kept across a 304 or an unchanged changeId (compiled only when the changeId changes), and is
+ * replaced, not mutated, when it changes.
+ */
+import { Agent } from 'undici';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { PolicyClient, type PolicyClientConfig } from '../../src/policy/policy-client.js';
+import { json } from '../helpers/loopback.js';
+import { examplePolicy, type PolicyServer } from '../helpers/policy-server.js';
+import { Clock, driverCanWrite, startPolicyApi, uniqueApp } from './server.js';
+
+let server: PolicyServer;
+let dispatcher: Agent;
+let clock: Clock;
+let app: string;
+
+beforeAll(async () => {
+  server = await startPolicyApi();
+  dispatcher = new Agent();
+});
+afterAll(async () => {
+  await dispatcher.close();
+  await server.close();
+});
+beforeEach(() => {
+  app = uniqueApp();
+  server.policy = examplePolicy('c1', app);
+  server.fault = undefined;
+  server.requests.length = 0;
+  clock = new Clock();
+});
+
+function client(overrides: Partial<PolicyClientConfig> = {}): PolicyClient {
+  return new PolicyClient({
+    url: `${server.url}/policy/v1/roles`,
+    dispatcher,
+    policyToken: undefined,
+    ttlMs: 10_000,
+    maxStaleMs: 60_000,
+    minRefreshIntervalMs: 1_000,
+    timeoutMs: 3_000,
+    maxApplications: 10,
+    maxBytes: 1 << 20,
+    now: clock.now,
+    ...overrides,
+  });
+}
+
+describe('compiled policy identity', () => {
+  test('a 304 keeps the very same compiled policy object', async () => {
+    const c = client();
+    const first = await c.get(app, 'tok');
+    clock.advance(1_000);
+    const again = await c.refreshAfterDenial(app, 'tok', first);
+    expect(again).toBeUndefined(); // nothing new to decide with
+    const second = await c.get(app, 'tok');
+    expect(second.policy).toBe(first.policy);
+    expect(second.fetchedAt).toBe(clock.now());
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1]!.headers['if-none-match']).toBe('"c1"');
+  });
+
+  test('a 200 with the same changeId keeps the very same compiled policy object, whatever its content', async () => {
+    const c = client();
+    const first = await c.get(app, 'tok');
+    server.fault = (_req, res) => { json(res, 200, driverCanWrite('c1', app)); return true; };
+    clock.advance(1_000);
+    expect(await c.refreshAfterDenial(app, 'tok', first)).toBeUndefined();
+    const second = await c.get(app, 'tok');
+    expect(second.policy).toBe(first.policy);
+    expect(second.policy.roles.get('DRIVER')?.get('vehicle-service')?.has('WRITE')).toBe(false);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  test('a new changeId replaces the compiled policy (the old object is left untouched)', async () => {
+    const c = client();
+    const first = await c.get(app, 'tok');
+    server.policy = driverCanWrite('c2', app);
+    clock.advance(1_000);
+    const fresher = await c.refreshAfterDenial(app, 'tok', first);
+    expect(fresher).toBeDefined();
+    expect(fresher!.policy).not.toBe(first.policy);
+    expect(fresher!.policy.changeId).toBe('c2');
+    expect(fresher!.policy.roles.get('DRIVER')?.get('vehicle-service')?.has('WRITE')).toBe(true);
+    expect(first.policy.changeId).toBe('c1');
+    expect(first.policy.roles.get('DRIVER')?.get('vehicle-service')?.has('WRITE')).toBe(false);
+  });
+
+  test('clear() forgets every application', async () => {
+    const c = client();
+    await c.get(app, 'tok');
+    c.clear();
+    await c.get(app, 'tok');
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1]!.headers['if-none-match']).toBeUndefined();
+  });
+});
