@@ -75,6 +75,13 @@ export function validateConfig(value: unknown): DevIamConfig {
   unique(applications.map((a) => a.id), 'applications', 'id');
   const actors = array(root.actors, 'actors').map((actor, i) => checkActor(actor, `actors[${i}]`, idps, applications));
   unique(actors.map((a) => a.id), 'actors', 'id');
+  // One IdP subject maps to one actor; a second one would silently never be chosen.
+  const subjects = new Set<string>();
+  actors.forEach((a, i) => {
+    const id = JSON.stringify([a.idp, a.subject]);
+    if (subjects.has(id)) throw new DevIamConfigError(`actors[${i}].subject`, `duplicate subject "${a.subject}" of IdP "${a.idp}"`);
+    subjects.add(id);
+  });
   return { idps, applications, actors };
 }
 
@@ -88,7 +95,8 @@ function checkIdp(value: unknown, path: string): IdpConfig {
   const out: ExternalIdpConfig = { key, issuer: string(idp.issuer, `${path}.issuer`) };
   if (idp.jwksUri !== undefined) {
     const uri = string(idp.jwksUri, `${path}.jwksUri`);
-    if (!/^https?:\/\//.test(uri)) throw new DevIamConfigError(`${path}.jwksUri`, 'must be an http(s) URL');
+    // A URL the server could not parse would fail later, in startDevIam, after it started listening.
+    if (!/^https?:\/\//.test(uri) || !URL.canParse(uri)) throw new DevIamConfigError(`${path}.jwksUri`, 'must be an http(s) URL');
     out.jwksUri = uri;
   }
   if (idp.jwks !== undefined) {
@@ -99,6 +107,8 @@ function checkIdp(value: unknown, path: string): IdpConfig {
   if (out.jwksUri === undefined && out.jwks === undefined) throw new DevIamConfigError(path, 'needs "jwksUri" or "jwks" (or "builtin": true)');
   if (idp.audience !== undefined) {
     out.audience = typeof idp.audience === 'string' ? idp.audience : stringArray(idp.audience, `${path}.audience`);
+    // An empty list would make every IdP token fail its audience check.
+    if (out.audience.length === 0) throw new DevIamConfigError(`${path}.audience`, 'must be a non-empty string or a non-empty list');
   }
   return out;
 }

@@ -185,7 +185,8 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
     if (!policy) { sendProblem(res, 404, 'the token\'s application is not configured'); return; }
     const etag = `"${policy.changeId}"`;
     const inm = req.headers['if-none-match'];
-    if (inm !== undefined && inm.split(',').some((t) => t.trim() === etag || t.trim() === '*')) {
+    // If-None-Match compares weakly (RFC 9110 §13.1.2): W/"x" matches "x".
+    if (inm !== undefined && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*')) {
       res.writeHead(304, { etag, 'cache-control': 'no-cache' });
       res.end();
       return;
