@@ -140,8 +140,12 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
     if (typeof options.jwks !== 'object' || (options.jwks as unknown) === null) throw new TypeError('createAuthorizer: "jwks" must be an object');
     if ('keys' in options.jwks) {
       if (!isJwkSetLike(options.jwks)) throw new TypeError('createAuthorizer: "jwks" has a "keys" member but is not a JWK Set');
+      onlyKnown('jwks', options.jwks, ['keys']);
+      if (options.jwks.keys.length === 0) throw new TypeError('createAuthorizer: "jwks" is a JWK Set without keys');
+      if (options.jwksUri !== undefined) throw new TypeError('createAuthorizer: give either a static "jwks" or "jwksUri", not both');
       staticJwks = options.jwks;
     } else {
+      onlyKnown('jwks', options.jwks, Object.keys(DEFAULT_JWKS));
       jwks = {
         cacheMaxAgeMs: positiveInt('jwks.cacheMaxAgeMs', options.jwks.cacheMaxAgeMs, DEFAULT_JWKS.cacheMaxAgeMs),
         cooldownMs: nonNegativeInt('jwks.cooldownMs', options.jwks.cooldownMs, DEFAULT_JWKS.cooldownMs),
@@ -158,15 +162,12 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
 
   const algorithms = stringList('algorithms', options.algorithms, ['RS256']);
   for (const alg of algorithms) {
-    if (!isSupportedAlgorithm(alg)) throw new TypeError(`createAuthorizer: algorithm "${alg}" is not supported (RSA signatures only)`);
+    if (!isSupportedAlgorithm(alg)) throw new TypeError(`createAuthorizer: "algorithms" lists "${alg}", which is not supported (RS256, RS384, RS512, PS256, PS384, PS512)`);
   }
 
-  let dispatcher = options.dispatcher;
-  if (dispatcher !== undefined && typeof (dispatcher as { dispatch?: unknown }).dispatch !== 'function') {
+  if (options.dispatcher !== undefined && typeof (options.dispatcher as { dispatch?: unknown }).dispatch !== 'function') {
     throw new TypeError('createAuthorizer: "dispatcher" must be an undici Dispatcher');
   }
-  const ownsDispatcher = dispatcher === undefined;
-  dispatcher ??= new EnvHttpProxyAgent();
 
   const now = options.now ?? Date.now;
   if (typeof now !== 'function') throw new TypeError('createAuthorizer: "now" must be a function');
@@ -177,6 +178,7 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
     if (typeof options.tokenCache !== 'object' || (options.tokenCache as unknown) === null) {
       throw new TypeError('createAuthorizer: "tokenCache" must be an object or false');
     }
+    onlyKnown('tokenCache', options.tokenCache, ['max', 'maxTtlMs']);
     tokenCache = {
       max: positiveInt('tokenCache.max', options.tokenCache.max, 1000),
       maxTtlMs: positiveInt('tokenCache.maxTtlMs', options.tokenCache.maxTtlMs, 300_000),
@@ -195,20 +197,28 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
     throw new TypeError('createAuthorizer: "policyToken" must be a function returning a Promise of a token');
   }
 
+  const policy = resolvePolicyOptions(options.policy);
+  const audience = options.audience === undefined ? undefined : new Set(stringList('audience', typeof options.audience === 'string' ? [options.audience] : options.audience, []));
+  const tokenFormats = new Set(stringList('tokenFormats', options.tokenFormats, ['t1']));
+  const maxTokenBytes = positiveInt('maxTokenBytes', options.maxTokenBytes, 8192);
+  // Created last: nothing after this can throw, so an agent is never left behind unclosed.
+  const ownsDispatcher = options.dispatcher === undefined;
+  const dispatcher = options.dispatcher ?? new EnvHttpProxyAgent();
+
   return {
     policyUrl,
     policyToken: options.policyToken,
-    policy: resolvePolicyOptions(options.policy),
+    policy,
     baseUrl,
     issuer,
     jwksUri,
     staticJwks,
     jwks,
-    audience: options.audience === undefined ? undefined : new Set(stringList('audience', typeof options.audience === 'string' ? [options.audience] : options.audience, [])),
+    audience,
     algorithms: new Set(algorithms),
-    tokenFormats: new Set(stringList('tokenFormats', options.tokenFormats, ['t1'])),
+    tokenFormats,
     clockToleranceSec: tolerance,
-    maxTokenBytes: positiveInt('maxTokenBytes', options.maxTokenBytes, 8192),
+    maxTokenBytes,
     tokenCache,
     dispatcher,
     ownsDispatcher,
@@ -219,6 +229,7 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
 function resolvePolicyOptions(policy: PolicyOptions | undefined): Required<PolicyOptions> {
   if (policy === undefined) return { ...DEFAULT_POLICY };
   if (typeof policy !== 'object' || (policy as unknown) === null) throw new TypeError('createAuthorizer: "policy" must be an object');
+  onlyKnown('policy', policy, Object.keys(DEFAULT_POLICY));
   const resolved = {
     ttlMs: positiveInt('policy.ttlMs', policy.ttlMs, DEFAULT_POLICY.ttlMs),
     maxStaleMs: nonNegativeInt('policy.maxStaleMs', policy.maxStaleMs, DEFAULT_POLICY.maxStaleMs),
@@ -229,6 +240,13 @@ function resolvePolicyOptions(policy: PolicyOptions | undefined): Required<Polic
   };
   if (resolved.maxStaleMs < resolved.ttlMs) throw new TypeError('createAuthorizer: "policy.maxStaleMs" must not be shorter than "policy.ttlMs"');
   return resolved;
+}
+
+/** Refuses members of a nested options object that are not in `known`, naming them (`jwks.cacheMaxAge`). */
+function onlyKnown(name: string, value: object, known: readonly string[]): void {
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) throw new TypeError(`createAuthorizer: unknown option "${name}.${key}"`);
+  }
 }
 
 export function httpUrl(name: string, value: unknown): string {

@@ -38,10 +38,21 @@ function decodeJsonObject(segment: string, what: string): Record<string, unknown
   try {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch (error) {
-    throw new TokenInvalidError(`token ${what} is not valid JSON`, { cause: error });
+    throw new TokenInvalidError(`token ${what} is not valid JSON`, { cause: redactedCause(error) });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new TokenInvalidError(`token ${what} is not a JSON object`);
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * V8's `JSON.parse` errors quote the start of the text they failed on (`Unexpected token 's',
+ * "secret-act"... is not valid JSON`), i.e. decoded token content. Keep the kind of error and the
+ * position, never the text, so a logged `cause` cannot leak the token.
+ */
+function redactedCause(error: unknown): Error {
+  if (!(error instanceof SyntaxError)) return new TypeError('not valid UTF-8');
+  const position = /\bposition (\d+)/.exec(error.message)?.[1];
+  return new SyntaxError(position === undefined ? 'invalid JSON' : `invalid JSON at position ${position}`);
 }

@@ -28,5 +28,15 @@ export async function verifyToken(token: string, keySet: KeySet, policy: VerifyP
   }
   if (!verified) throw new TokenInvalidError('token signature is invalid');
   const claims = checkClaims(parts.payload, policy, now());
-  return Object.freeze({ token, header: Object.freeze(header), claims: Object.freeze(claims) });
+  // Deeply frozen: the token cache hands the same Identity to every request presenting the token,
+  // so no request may change what another one sees (custom claims can hold nested JSON).
+  return Object.freeze({ token, header: deepFreeze(header), claims: deepFreeze(claims) });
+}
+
+/** Freezes a tree parsed from JSON (plain objects and arrays, no cycles). */
+function deepFreeze<T extends object>(value: T): T {
+  for (const child of Object.values(value)) {
+    if (typeof child === 'object' && child !== null && !Object.isFrozen(child)) deepFreeze(child as object);
+  }
+  return Object.freeze(value);
 }

@@ -1,0 +1,202 @@
+/** Options: defaults, derivations, and a TypeError naming the option for every bad value or unknown name. */
+import { Agent, type Dispatcher } from 'undici';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createAuthorizer, type AuthorizerOptions } from '../../src/index.js';
+import { KEY, mint, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
+import { Authorizers, BASE, expectAccepted, expectRefused, token } from './support.js';
+
+const authorizers = new Authorizers();
+let jwks: Awaited<ReturnType<typeof startJwksServer>>;
+beforeAll(async () => { jwks = await startJwksServer([KEY]); });
+afterAll(async () => {
+  await authorizers.closeAll();
+  await jwks.close();
+});
+
+const STATIC = { keys: [KEY.jwk] };
+
+/** Asserts createAuthorizer throws a TypeError whose message names `name`. */
+function expectOptionError(options: unknown, name: string): void {
+  let error: unknown;
+  try {
+    const authz = createAuthorizer(options as AuthorizerOptions);
+    void authz.close();
+  } catch (e) {
+    error = e;
+  }
+  expect(error, `createAuthorizer should throw for a bad "${name}"`).toBeInstanceOf(TypeError);
+  expect((error as Error).message).toContain(name);
+}
+
+describe('bad values are a TypeError naming the option', () => {
+  test.each<[string, unknown]>([
+    ['null', null],
+    ['undefined', undefined],
+    ['a string', 'https://iam.example.test'],
+  ])('options that are %s', (_label, options) => {
+    expect(() => createAuthorizer(options as AuthorizerOptions)).toThrow(TypeError);
+  });
+
+  test('neither baseUrl nor issuer', () => {
+    expectOptionError({ jwks: STATIC }, 'baseUrl');
+    expectOptionError({ jwks: STATIC }, 'issuer');
+  });
+
+  test.each<[string, Record<string, unknown>, string]>([
+    ['baseUrl not a URL', { baseUrl: 'not a url' }, 'baseUrl'],
+    ['baseUrl a number', { baseUrl: 42 }, 'baseUrl'],
+    ['baseUrl with ftp', { baseUrl: 'ftp://iam.example.test' }, 'baseUrl'],
+    ['baseUrl with credentials', { baseUrl: 'https://user:pw@iam.example.test' }, 'baseUrl'],
+    ['issuer empty', { issuer: '', jwks: STATIC }, 'issuer'],
+    ['issuer a number', { issuer: 5, jwks: STATIC }, 'issuer'],
+    ['jwksUri not a URL', { baseUrl: BASE, jwksUri: 'jwks.json' }, 'jwksUri'],
+    ['jwksUri file:', { baseUrl: BASE, jwksUri: 'file:///etc/passwd' }, 'jwksUri'],
+    ['jwks null', { baseUrl: BASE, jwks: null }, 'jwks'],
+    ['jwks a string', { baseUrl: BASE, jwks: '{"keys":[]}' }, 'jwks'],
+    ['jwks.keys not an array', { baseUrl: BASE, jwks: { keys: 'k' } }, 'jwks'],
+    ['jwks.keys holding a non-object', { baseUrl: BASE, jwks: { keys: [KEY.jwk, 'k'] } }, 'jwks'],
+    ['jwks.cacheMaxAgeMs negative', { baseUrl: BASE, jwks: { cacheMaxAgeMs: -1 } }, 'jwks.cacheMaxAgeMs'],
+    ['jwks.cacheMaxAgeMs a string', { baseUrl: BASE, jwks: { cacheMaxAgeMs: '600000' } }, 'jwks.cacheMaxAgeMs'],
+    ['jwks.cooldownMs NaN', { baseUrl: BASE, jwks: { cooldownMs: Number.NaN } }, 'jwks.cooldownMs'],
+    ['jwks.timeoutMs zero', { baseUrl: BASE, jwks: { timeoutMs: 0 } }, 'jwks.timeoutMs'],
+    ['jwks.timeoutMs a fraction', { baseUrl: BASE, jwks: { timeoutMs: 1.5 } }, 'jwks.timeoutMs'],
+    ['jwks.maxStaleMs Infinity', { baseUrl: BASE, jwks: { maxStaleMs: Infinity } }, 'jwks.maxStaleMs'],
+    ['jwks.maxStaleMs shorter than cacheMaxAgeMs', { baseUrl: BASE, jwks: { cacheMaxAgeMs: 10_000, maxStaleMs: 5_000 } }, 'jwks.maxStaleMs'],
+    ['jwks.maxBytes zero', { baseUrl: BASE, jwks: { maxBytes: 0 } }, 'jwks.maxBytes'],
+    ['audience empty string', { baseUrl: BASE, jwks: STATIC, audience: '' }, 'audience'],
+    ['audience empty array', { baseUrl: BASE, jwks: STATIC, audience: [] }, 'audience'],
+    ['audience with a number', { baseUrl: BASE, jwks: STATIC, audience: ['tenant-1', 2] }, 'audience'],
+    ['audience a Set', { baseUrl: BASE, jwks: STATIC, audience: new Set(['tenant-1']) }, 'audience'],
+    ['algorithms empty', { baseUrl: BASE, jwks: STATIC, algorithms: [] }, 'algorithms'],
+    ['algorithms a string', { baseUrl: BASE, jwks: STATIC, algorithms: 'RS256' }, 'algorithms'],
+    ['algorithms with none', { baseUrl: BASE, jwks: STATIC, algorithms: ['RS256', 'none'] }, 'none'],
+    ['algorithms with HS256', { baseUrl: BASE, jwks: STATIC, algorithms: ['HS256'] }, 'HS256'],
+    ['algorithms with ES256', { baseUrl: BASE, jwks: STATIC, algorithms: ['ES256'] }, 'ES256'],
+    ['algorithms with lower-case rs256', { baseUrl: BASE, jwks: STATIC, algorithms: ['rs256'] }, 'rs256'],
+    ['algorithms with an inherited name', { baseUrl: BASE, jwks: STATIC, algorithms: ['toString'] }, 'toString'],
+    ['tokenFormats empty', { baseUrl: BASE, jwks: STATIC, tokenFormats: [] }, 'tokenFormats'],
+    ['tokenFormats a string', { baseUrl: BASE, jwks: STATIC, tokenFormats: 't1' }, 'tokenFormats'],
+    ['tokenFormats with an empty string', { baseUrl: BASE, jwks: STATIC, tokenFormats: [''] }, 'tokenFormats'],
+    ['clockToleranceSec negative', { baseUrl: BASE, jwks: STATIC, clockToleranceSec: -1 }, 'clockToleranceSec'],
+    ['clockToleranceSec NaN', { baseUrl: BASE, jwks: STATIC, clockToleranceSec: Number.NaN }, 'clockToleranceSec'],
+    ['clockToleranceSec Infinity', { baseUrl: BASE, jwks: STATIC, clockToleranceSec: Infinity }, 'clockToleranceSec'],
+    ['clockToleranceSec a string', { baseUrl: BASE, jwks: STATIC, clockToleranceSec: '5' }, 'clockToleranceSec'],
+    ['clockToleranceSec over 300', { baseUrl: BASE, jwks: STATIC, clockToleranceSec: 301 }, 'clockToleranceSec'],
+    ['maxTokenBytes zero', { baseUrl: BASE, jwks: STATIC, maxTokenBytes: 0 }, 'maxTokenBytes'],
+    ['maxTokenBytes a string', { baseUrl: BASE, jwks: STATIC, maxTokenBytes: '8192' }, 'maxTokenBytes'],
+    ['maxTokenBytes a fraction', { baseUrl: BASE, jwks: STATIC, maxTokenBytes: 100.5 }, 'maxTokenBytes'],
+    ['tokenCache true', { baseUrl: BASE, jwks: STATIC, tokenCache: true }, 'tokenCache'],
+    ['tokenCache null', { baseUrl: BASE, jwks: STATIC, tokenCache: null }, 'tokenCache'],
+    ['tokenCache.max zero', { baseUrl: BASE, jwks: STATIC, tokenCache: { max: 0 } }, 'tokenCache.max'],
+    ['tokenCache.maxTtlMs negative', { baseUrl: BASE, jwks: STATIC, tokenCache: { maxTtlMs: -1 } }, 'tokenCache.maxTtlMs'],
+    ['dispatcher a plain object', { baseUrl: BASE, dispatcher: {} }, 'dispatcher'],
+    ['dispatcher a string', { baseUrl: BASE, dispatcher: 'http://proxy' }, 'dispatcher'],
+    ['now a number', { baseUrl: BASE, jwks: STATIC, now: NOW_MS }, 'now'],
+  ])('%s', (_label, options, name) => {
+    expectOptionError(options, name);
+  });
+
+  test.each(['audiences', 'clockTolerance', 'jwksUrl', 'algorithm', 'cache', 'issuerUrl', 'fetch'])('unknown option "%s" is a TypeError naming it', (name) => {
+    expectOptionError({ baseUrl: BASE, jwks: STATIC, [name]: 'x' }, name);
+  });
+
+  // Members of the nested `jwks` and `tokenCache` objects are checked against their known names, so a
+  // typo is not silently ignored (the default would be used instead).
+  test.each<[string, Record<string, unknown>, string]>([
+    ['jwks.cacheMaxAge (typo of cacheMaxAgeMs)', { baseUrl: BASE, jwks: { cacheMaxAge: 60_000 } }, 'cacheMaxAge'],
+    ['jwks.timeout (typo of timeoutMs)', { baseUrl: BASE, jwks: { timeout: 1_000 } }, 'timeout'],
+    ['tokenCache.maxTTL (typo of maxTtlMs)', { baseUrl: BASE, jwks: STATIC, tokenCache: { maxTTL: 1 } }, 'maxTTL'],
+    ['tuning members next to a static JWK Set', { baseUrl: BASE, jwks: { keys: [KEY.jwk], cooldownMs: 10 } }, 'cooldownMs'],
+  ])('unknown nested option %s is a TypeError naming it', (_label, options, name) => {
+    expectOptionError(options, name);
+  });
+});
+
+describe('defaults and derivations', () => {
+  test('issuer defaults to `${baseUrl}/authentication/v1`; a trailing slash on baseUrl is ignored', async () => {
+    await expectAccepted(authorizers.static({ baseUrl: `${BASE}/` }), token());
+    await expectAccepted(authorizers.static({ baseUrl: `${BASE}//` }), token());
+    await expectRefused(authorizers.static({ baseUrl: `${BASE}/` }), token({ iss: `${BASE}//authentication/v1` }), 'ERR_TOKEN_INVALID');
+  });
+
+  test('jwksUri defaults to `${issuer}/.well-known/jwks.json`', async () => {
+    const server = await startJwksServer([KEY]);
+    try {
+      const authz = authorizers.create({ baseUrl: server.url, now: () => NOW_MS });
+      await expectAccepted(authz, mint(server.url));
+      expect(server.requests.map((r) => r.url)).toEqual(['/authentication/v1/.well-known/jwks.json']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('issuer alone: jwksUri is derived from it, and baseUrl is not needed', async () => {
+    const server = await startJwksServer([KEY]);
+    try {
+      const issuer = `${server.url}/tenants/iam`;
+      const authz = authorizers.create({ issuer, now: () => NOW_MS });
+      await expectAccepted(authz, mint(server.url, { iss: issuer }));
+      expect(server.requests.map((r) => r.url)).toEqual(['/tenants/iam/.well-known/jwks.json']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('jwksUri alone overrides the derived one', async () => {
+    const server = await startJwksServer([KEY]);
+    try {
+      const authz = authorizers.create({ baseUrl: BASE, jwksUri: `${server.url}/keys?v=1`, now: () => NOW_MS });
+      await expectAccepted(authz, token());
+      expect(server.requests.map((r) => r.url)).toEqual(['/keys?v=1']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a static jwks uses no network at all', async () => {
+    const server = await startJwksServer([KEY]);
+    try {
+      const authz = authorizers.create({ baseUrl: server.url, jwks: STATIC, now: () => NOW_MS });
+      await authz.ready();
+      await expectAccepted(authz, mint(server.url));
+      await expectRefused(authz, mint(server.url, {}, { kid: 'unknown' }), 'ERR_TOKEN_INVALID');
+      expect(server.requests).toHaveLength(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('the now option is the clock for exp checks', async () => {
+    const t = token({ exp: 2_000_000_000 });
+    await expectAccepted(authorizers.static({ now: () => 1_999_999_000_000 }), t);
+    await expectRefused(authorizers.static({ now: () => 2_000_001_000_000 }), t, 'ERR_TOKEN_EXPIRED');
+  });
+
+  test('a dispatcher given in the options carries the JWKS request and is not closed by close()', async () => {
+    let dispatched = 0;
+    class CountingAgent extends Agent {
+      override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+        dispatched++;
+        return super.dispatch(options, handler);
+      }
+    }
+    const agent = new CountingAgent();
+    try {
+      const authz = createAuthorizer({ baseUrl: jwks.url, dispatcher: agent, now: () => NOW_MS });
+      await expectAccepted(authz, mint(jwks.url));
+      expect(dispatched).toBe(1);
+      await authz.close();
+      expect(agent.closed).toBe(false);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  test('default algorithms are RS256 only: RS256 passes, RS384 (same key, no alg on the JWK) does not', async () => {
+    const { alg: _alg, ...noAlg } = KEY.jwk;
+    const authz = authorizers.static({ jwks: { keys: [noAlg] } });
+    await expectAccepted(authz, token());
+    await expectRefused(authz, token({}, { alg: 'RS384' }), 'ERR_TOKEN_INVALID');
+  });
+
+});

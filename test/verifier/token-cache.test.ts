@@ -1,0 +1,229 @@
+/**
+ * Verified-token cache: a bounded LRU keyed by the token string; an entry lives until
+ * `min(exp, verifiedAt + maxTtlMs)` and is never served after `exp`. A cache hit returns the very
+ * same frozen Identity object, which is how these tests tell a hit from a fresh verification.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { Identity } from '../../src/index.js';
+import { TokenCache } from '../../src/token/token-cache.js';
+import { KEY, KEY2, mint, NOW_MS, NOW_SEC, startJwksServer } from '../helpers/fixtures.js';
+import { Authorizers, Clock, expectRefused, token } from './support.js';
+
+const authorizers = new Authorizers();
+let jwks: Awaited<ReturnType<typeof startJwksServer>>;
+beforeAll(async () => { jwks = await startJwksServer([KEY]); });
+afterAll(async () => {
+  await authorizers.closeAll();
+  await jwks.close();
+});
+
+function identity(tokenText: string, exp: number): Identity {
+  return Object.freeze({
+    token: tokenText,
+    header: Object.freeze({ alg: 'RS256', kid: 'k', cty: 't1' }),
+    claims: Object.freeze({ iss: 'i', sub: 's', app: 'a', exp, ars: [] }),
+  });
+}
+
+describe('TokenCache', () => {
+  test('an entry is served until exp and never at or after it', () => {
+    const cache = new TokenCache(10, 3_600_000);
+    const id = identity('t', NOW_SEC + 10);
+    cache.set(id, NOW_MS);
+    expect(cache.get('t', NOW_MS)).toBe(id);
+    expect(cache.get('t', NOW_MS + 9_999)).toBe(id);
+    expect(cache.get('t', NOW_MS + 10_000)).toBeUndefined();
+    expect(cache.get('t', NOW_MS + 9_999)).toBeUndefined(); // dropped, not merely hidden
+  });
+
+  test('an entry is served for at most maxTtlMs', () => {
+    const cache = new TokenCache(10, 1_000);
+    const id = identity('t', NOW_SEC + 3600);
+    cache.set(id, NOW_MS);
+    expect(cache.get('t', NOW_MS + 999)).toBe(id);
+    expect(cache.get('t', NOW_MS + 1_000)).toBeUndefined();
+  });
+
+  test('a token already at or past exp (accepted within the clock tolerance) is not stored', () => {
+    const cache = new TokenCache(10, 60_000);
+    cache.set(identity('t', NOW_SEC), NOW_MS);
+    cache.set(identity('u', NOW_SEC - 3), NOW_MS);
+    expect(cache.get('t', NOW_MS)).toBeUndefined();
+    expect(cache.get('u', NOW_MS - 10_000)).toBeUndefined();
+  });
+
+  test('it is bounded: the least recently used entry goes first', () => {
+    const cache = new TokenCache(2, 60_000);
+    const [a, b, c] = ['a', 'b', 'c'].map((t) => identity(t, NOW_SEC + 3600)) as [Identity, Identity, Identity];
+    cache.set(a, NOW_MS);
+    cache.set(b, NOW_MS);
+    expect(cache.get('a', NOW_MS)).toBe(a); // a is now the most recent
+    cache.set(c, NOW_MS);
+    expect(cache.get('b', NOW_MS)).toBeUndefined();
+    expect(cache.get('a', NOW_MS)).toBe(a);
+    expect(cache.get('c', NOW_MS)).toBe(c);
+  });
+
+  test('keys are the exact token string', () => {
+    const cache = new TokenCache(10, 60_000);
+    cache.set(identity('abc', NOW_SEC + 3600), NOW_MS);
+    expect(cache.get('abc ', NOW_MS)).toBeUndefined();
+    expect(cache.get('ABC', NOW_MS)).toBeUndefined();
+  });
+
+  test('clear() empties it', () => {
+    const cache = new TokenCache(10, 60_000);
+    cache.set(identity('t', NOW_SEC + 3600), NOW_MS);
+    cache.clear();
+    expect(cache.get('t', NOW_MS)).toBeUndefined();
+  });
+});
+
+describe('the cache inside authenticate', () => {
+  test('a repeated token is served from the cache: same Identity object, no JWKS refetch', async () => {
+    const server = await startJwksServer([KEY]);
+    try {
+      const authz = authorizers.create({ baseUrl: server.url, now: () => NOW_MS });
+      const t = mint(server.url);
+      const first = await authz.authenticate(`Bearer ${t}`);
+      const second = await authz.authenticate(`Bearer ${t}`);
+      const third = await authz.authenticate(`bearer ${t}`);
+      expect(second).toBe(first);
+      expect(third).toBe(first);
+      expect(server.requests).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('tokenCache: false verifies every time (a new Identity per call)', async () => {
+    const authz = authorizers.create({ baseUrl: jwks.url, now: () => NOW_MS, tokenCache: false });
+    const t = mint(jwks.url);
+    const first = await authz.authenticate(`Bearer ${t}`);
+    const second = await authz.authenticate(`Bearer ${t}`);
+    expect(second).not.toBe(first);
+    expect(second).toEqual(first);
+  });
+
+  test('a cached token is never served after its exp (advancing the injected clock, no tolerance)', async () => {
+    const clock = new Clock();
+    const authz = authorizers.create({ baseUrl: jwks.url, now: clock.now, clockToleranceSec: 0 });
+    const t = mint(jwks.url, { exp: NOW_SEC + 10 });
+    const first = await authz.authenticate(`Bearer ${t}`);
+    clock.advance(9_999);
+    expect(await authz.authenticate(`Bearer ${t}`)).toBe(first);
+    clock.advance(1);
+    await expectRefused(authz, t, 'ERR_TOKEN_EXPIRED');
+  });
+
+  test('with the default tolerance, a token past exp is re-verified (not served from cache) and refused 5 s after exp', async () => {
+    const clock = new Clock();
+    const authz = authorizers.create({ baseUrl: jwks.url, now: clock.now });
+    const t = mint(jwks.url, { exp: NOW_SEC + 10 });
+    const first = await authz.authenticate(`Bearer ${t}`);
+    clock.advance(10_000);
+    const late = await authz.authenticate(`Bearer ${t}`);
+    expect(late).not.toBe(first); // verified again inside the tolerance window
+    clock.advance(4_999);
+    expect(await authz.authenticate(`Bearer ${t}`)).not.toBe(first);
+    clock.advance(1);
+    await expectRefused(authz, t, 'ERR_TOKEN_EXPIRED');
+  });
+
+  test('tokenCache.maxTtlMs bounds how long a verified token is reused', async () => {
+    const clock = new Clock();
+    const authz = authorizers.create({ baseUrl: jwks.url, now: clock.now, tokenCache: { maxTtlMs: 1_000 } });
+    const t = mint(jwks.url);
+    const first = await authz.authenticate(`Bearer ${t}`);
+    clock.advance(999);
+    expect(await authz.authenticate(`Bearer ${t}`)).toBe(first);
+    clock.advance(1);
+    const second = await authz.authenticate(`Bearer ${t}`);
+    expect(second).not.toBe(first);
+    expect(await authz.authenticate(`Bearer ${t}`)).toBe(second);
+  });
+
+  test('tokenCache.max bounds the number of tokens kept', async () => {
+    const authz = authorizers.create({ baseUrl: jwks.url, now: () => NOW_MS, tokenCache: { max: 2 } });
+    const [a, b, c] = ['a', 'b', 'c'].map((j) => mint(jwks.url, { jti: j })) as [string, string, string];
+    const idA = await authz.authenticate(`Bearer ${a}`);
+    await authz.authenticate(`Bearer ${b}`);
+    const idC = await authz.authenticate(`Bearer ${c}`);
+    expect(await authz.authenticate(`Bearer ${c}`)).toBe(idC);
+    expect(await authz.authenticate(`Bearer ${a}`)).not.toBe(idA);
+  });
+
+  test('the default cache keeps a token for 5 minutes at most', async () => {
+    const clock = new Clock();
+    const authz = authorizers.create({ baseUrl: jwks.url, now: clock.now });
+    const t = mint(jwks.url);
+    const first = await authz.authenticate(`Bearer ${t}`);
+    clock.advance(299_999);
+    expect(await authz.authenticate(`Bearer ${t}`)).toBe(first);
+    clock.advance(1);
+    expect(await authz.authenticate(`Bearer ${t}`)).not.toBe(first);
+  });
+
+  test('a cached token still needs the Bearer scheme', async () => {
+    const authz = authorizers.create({ baseUrl: jwks.url, now: () => NOW_MS });
+    const t = mint(jwks.url);
+    await authz.authenticate(`Bearer ${t}`);
+    await expectRefused(authz, t, 'ERR_TOKEN_MISSING', { authorization: `Basic ${t}` });
+    await expectRefused(authz, t, 'ERR_TOKEN_MISSING', { authorization: t });
+  });
+
+  test('the Identity (also when shared through the cache) is frozen all the way down to ars', async () => {
+    const authz = authorizers.create({ baseUrl: jwks.url, now: () => NOW_MS });
+    const t = mint(jwks.url);
+    const id = await authz.authenticate(`Bearer ${t}`);
+    for (const part of [id, id.header, id.claims, id.claims.ars, id.claims.ars[0], id.claims.ars[0]!.r, id.claims.ars[0]!.c, id.claims.ars[0]!.n]) {
+      expect(Object.isFrozen(part)).toBe(true);
+    }
+    expect(() => { (id.claims as { sub: string }).sub = 'actor-admin'; }).toThrow(TypeError);
+    expect(() => { (id.claims.ars[0]!.r as string[]).push('OWNER'); }).toThrow(TypeError);
+    expect(() => { (id.header as { kid: string }).kid = 'x'; }).toThrow(TypeError);
+    const again = await authz.authenticate(`Bearer ${t}`);
+    expect(again).toBe(id);
+    expect(again.claims.sub).toBe('actor-alice');
+    expect(again.claims.ars).toEqual([{ r: ['DRIVER'], c: ['VIN=WVW1'], n: [] }]);
+  });
+
+  test('nested custom claims and header members are frozen too (the cached Identity is shared)', async () => {
+    const authz = authorizers.create({ baseUrl: jwks.url, now: () => NOW_MS });
+    const t = mint(jwks.url, { profile: { roles: ['DRIVER'], org: { id: 'o-1' } } }, { ext: { v: 1 } });
+    const id = await authz.authenticate(`Bearer ${t}`);
+    const profile = id.claims.profile as { roles: string[]; org: { id: string } };
+    expect(() => { profile.roles.push('OWNER'); }).toThrow(TypeError);
+    expect(() => { profile.org.id = 'o-2'; }).toThrow(TypeError);
+    expect(() => { (id.header.ext as { v: number }).v = 2; }).toThrow(TypeError);
+    const again = await authz.authenticate(`Bearer ${t}`);
+    expect(again).toBe(id);
+    expect(again.claims.profile).toEqual({ roles: ['DRIVER'], org: { id: 'o-1' } });
+  });
+
+  test('a cached token stops being served once its key is removed from the JWKS (rotation)', async () => {
+    const server = await startJwksServer([KEY]);
+    try {
+      const clock = new Clock();
+      const authz = authorizers.create({ baseUrl: server.url, now: clock.now, jwks: { cooldownMs: 0 } });
+      const oldToken = mint(server.url);
+      await authz.authenticate(`Bearer ${oldToken}`);
+      server.setKeys([KEY2.jwk]); // KEY retired, KEY2 published
+      clock.advance(1_000);
+      // A token under the new kid makes the key set refetch; key-1 disappears from the set.
+      await authz.authenticate(`Bearer ${mint(server.url, {}, {}, KEY2)}`);
+      await expectRefused(authz, oldToken, 'ERR_TOKEN_INVALID');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('refusals are not cached: a not-yet-valid token passes once the clock reaches nbf', async () => {
+    const clock = new Clock();
+    const authz = authorizers.static({ now: clock.now, clockToleranceSec: 0 });
+    const t = token({ nbf: NOW_SEC + 2 });
+    await expectRefused(authz, t, 'ERR_TOKEN_NOT_YET_VALID');
+    clock.advance(2_000);
+    expect((await authz.authenticate(`Bearer ${t}`)).token).toBe(t);
+  });
+});
