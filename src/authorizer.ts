@@ -45,7 +45,7 @@ export interface Authorizer {
   check(authorization: string | undefined, query: AuthorizeQuery): Promise<{ identity: Identity; decision: Decision }>;
   /** Fetches the JWKS now instead of on the first request. Rejects with 503 when it cannot. */
   ready(): Promise<void>;
-  /** Releases sockets and timers owned by the authorizer. */
+  /** Aborts fetches under way and releases sockets and timers owned by the authorizer. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -63,6 +63,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     clockToleranceSec: config.clockToleranceSec,
   };
   const { now, maxTokenBytes } = config;
+  let closing: Promise<void> | undefined;
 
   async function authenticate(authorization: string | undefined): Promise<Identity> {
     const token = extractBearer(authorization, maxTokenBytes);
@@ -70,8 +71,9 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
       const hit = cache.get(token, now());
       if (hit) return hit;
     }
+    const generation = cache?.generation ?? 0;
     const identity = await verifyToken(token, keySet, policy, now);
-    cache?.set(identity, now());
+    cache?.set(identity, now(), generation);
     return identity;
   }
 
@@ -117,10 +119,14 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     authorize,
     check,
     ready: () => keySet.ready(),
-    async close() {
-      cache?.clear();
-      policies?.clear();
-      if (config.ownsDispatcher) await config.dispatcher.close();
+    close() {
+      closing ??= (async () => {
+        keySet.close?.();
+        policies?.close();
+        cache?.clear();
+        if (config.ownsDispatcher) await config.dispatcher.close();
+      })();
+      return closing;
     },
   };
 }

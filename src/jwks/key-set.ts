@@ -12,6 +12,8 @@ export interface KeySet {
   resolve(kid: string): Promise<readonly VerificationKey[]>;
   /** Loads the keys ahead of the first request. */
   ready(): Promise<void>;
+  /** Stops any network activity. */
+  close?(): void;
   /** Called with the kids that disappeared from the set, so dependent caches can be dropped. */
   onKeysRemoved?: (kids: readonly string[]) => void;
 }

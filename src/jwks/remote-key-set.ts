@@ -30,6 +30,7 @@ export class RemoteKeySet implements KeySet {
   #lastAttemptAt: number | undefined;
   #lastError: UpstreamError | undefined;
   #inflight: Promise<void> | undefined;
+  readonly #closing = new AbortController();
   onKeysRemoved?: (kids: readonly string[]) => void;
 
   constructor(config: RemoteKeySetConfig) {
@@ -69,6 +70,11 @@ export class RemoteKeySet implements KeySet {
     if (!this.#usable()) throw this.#unavailable();
   }
 
+  /** Aborts a fetch under way; later fetches fail at once (503). */
+  close(): void {
+    this.#closing.abort();
+  }
+
   /** True while the cached keys may be used: fetched once, and not older than `maxStaleMs`. */
   #usable(): boolean {
     return this.#lastSuccessAt !== undefined && this.#config.now() - this.#lastSuccessAt <= this.#config.maxStaleMs;
@@ -98,6 +104,7 @@ export class RemoteKeySet implements KeySet {
         timeoutMs: config.timeoutMs,
         maxBytes: config.maxBytes,
         headers: { accept: 'application/jwk-set+json, application/json' },
+        signal: this.#closing.signal,
       });
       const body = parseJsonBody(res.body);
       if (!isJwkSetLike(body)) throw new UpstreamError('malformed', 'body is not a JWK Set');

@@ -43,6 +43,8 @@ export interface GetOptions {
   /** Largest body accepted, in bytes. */
   maxBytes: number;
   headers: Record<string, string>;
+  /** Aborts the request (e.g. when its owner closes); it then fails as a `network` error. */
+  signal?: AbortSignal;
   /** Statuses answered without a body check (e.g. 304); anything else outside 2xx fails. */
   acceptStatuses?: readonly number[];
 }
@@ -87,6 +89,9 @@ export async function httpRequest(url: string, options: RequestOptions): Promise
   const timer = setTimeout(() => {
     controller.abort(new UpstreamError('timeout', `no complete answer within ${options.timeoutMs} ms`));
   }, options.timeoutMs);
+  const onOwnerAbort = (): void => { controller.abort(new UpstreamError('network', 'aborted: the client was closed')); };
+  if (options.signal?.aborted) onOwnerAbort();
+  else options.signal?.addEventListener('abort', onOwnerAbort, { once: true });
   try {
     const res = await request(url, {
       method: options.method,
@@ -97,7 +102,8 @@ export async function httpRequest(url: string, options: RequestOptions): Promise
       ...NO_REDIRECTS,
     });
     const { statusCode } = res;
-    if (statusCode >= 300 && statusCode < 400 && !options.acceptStatuses?.includes(statusCode)) {
+    // 304 is a 3xx but not a redirect: unexpected when no validator was sent, a plain status failure.
+    if (statusCode >= 300 && statusCode < 400 && statusCode !== 304 && !options.acceptStatuses?.includes(statusCode)) {
       discard(res.body);
       throw new UpstreamError('redirect', `answered ${statusCode}; redirects are not followed`, { statusCode });
     }
@@ -131,6 +137,7 @@ export async function httpRequest(url: string, options: RequestOptions): Promise
     throw translateUpstreamError(error, controller.signal);
   } finally {
     clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onOwnerAbort);
   }
 }
 

@@ -57,6 +57,7 @@ interface AppState {
 export class PolicyClient {
   readonly #config: PolicyClientConfig;
   readonly #apps: LRUCache<string, AppState>;
+  readonly #closing = new AbortController();
 
   constructor(config: PolicyClientConfig) {
     this.#config = config;
@@ -100,7 +101,9 @@ export class PolicyClient {
     return entry && entry.policy !== seen.policy ? entry : undefined;
   }
 
-  clear(): void {
+  /** Aborts fetches under way and forgets every policy; later fetches fail at once (503). */
+  close(): void {
+    this.#closing.abort();
     this.#apps.clear();
   }
 
@@ -146,6 +149,7 @@ export class PolicyClient {
         maxBytes: config.maxBytes,
         headers,
         acceptStatuses: previous ? [304] : [],
+        signal: this.#closing.signal,
       });
       if (res.statusCode === 304 && previous) {
         state.entry = { policy: previous.policy, fetchedAt: config.now() };

@@ -14,6 +14,7 @@ interface Entry {
 export class TokenCache {
   readonly #lru: LRUCache<string, Entry>;
   readonly #maxTtlMs: number;
+  #generation = 0;
 
   constructor(max: number, maxTtlMs: number) {
     this.#lru = new LRUCache<string, Entry>({ max });
@@ -28,12 +29,19 @@ export class TokenCache {
     return undefined;
   }
 
-  set(identity: Identity, nowMs: number): void {
+  /** Changes on every `clear()`: a verification started before a clear must not be stored after it. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  set(identity: Identity, nowMs: number, generation = this.#generation): void {
+    if (generation !== this.#generation) return;
     const expiresAtMs = Math.min(identity.claims.exp * 1000, nowMs + this.#maxTtlMs);
     if (expiresAtMs > nowMs) this.#lru.set(identity.token, { identity, expiresAtMs });
   }
 
   clear(): void {
+    this.#generation++;
     this.#lru.clear();
   }
 }

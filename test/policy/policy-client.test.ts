@@ -87,12 +87,11 @@ describe('compiled policy identity', () => {
     expect(first.policy.roles.get('DRIVER')?.get('vehicle-service')?.has('WRITE')).toBe(false);
   });
 
-  test('clear() forgets every application', async () => {
+  test('close() forgets every application and makes no further request (503)', async () => {
     const c = client();
     await c.get(app, 'tok');
-    c.clear();
-    await c.get(app, 'tok');
-    expect(server.requests).toHaveLength(2);
-    expect(server.requests[1]!.headers['if-none-match']).toBeUndefined();
+    c.close();
+    await expect(c.get(app, 'tok')).rejects.toMatchObject({ code: 'ERR_POLICY_UNAVAILABLE', status: 503 });
+    expect(server.requests).toHaveLength(1);
   });
 });

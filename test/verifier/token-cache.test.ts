@@ -26,6 +26,16 @@ function identity(tokenText: string, exp: number): Identity {
 }
 
 describe('TokenCache', () => {
+  test('a verification that started before clear() is not stored after it', () => {
+    const cache = new TokenCache(10, 3_600_000);
+    const before = cache.generation;
+    cache.clear(); // e.g. a JWKS refresh removed a kid while the verification was under way
+    cache.set(identity('t', NOW_SEC + 10), NOW_MS, before);
+    expect(cache.get('t', NOW_MS)).toBeUndefined();
+    cache.set(identity('t', NOW_SEC + 10), NOW_MS, cache.generation);
+    expect(cache.get('t', NOW_MS)).toBeDefined();
+  });
+
   test('an entry is served until exp and never at or after it', () => {
     const cache = new TokenCache(10, 3_600_000);
     const id = identity('t', NOW_SEC + 10);
