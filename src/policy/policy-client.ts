@@ -64,6 +64,12 @@ export class PolicyClient {
     this.#apps = new LRUCache<string, AppState>({ max: config.maxApplications });
   }
 
+  /** The fresh (younger than `ttlMs`) policy of `applicationId`, without a promise; else `undefined`. */
+  peek(applicationId: string): PolicyEntry | undefined {
+    const entry = this.#apps.get(applicationId)?.entry;
+    return entry && this.#config.now() - entry.fetchedAt < this.#config.ttlMs ? entry : undefined;
+  }
+
   /**
    * The policy to decide with for `applicationId`. Fresh: returned at once. Stale but within
    * `maxStaleMs`: returned at once, with a background revalidation. Otherwise: fetched (shared

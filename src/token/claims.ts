@@ -38,7 +38,9 @@ export function checkClaims(payload: Record<string, unknown>, policy: ClaimPolic
   }
   if (typeof sub !== 'string' || sub.length === 0) throw new TokenInvalidError('token sub claim is missing');
   if (typeof app !== 'string' || app.length === 0) throw new TokenInvalidError('token app claim is missing');
-  return { ...payload, ars: Object.freeze(normalizeArs(payload.ars)) } as IamClaims;
+  // `payload` is this verification's own freshly parsed object: normalise `ars` in place.
+  payload.ars = Object.freeze(normalizeArs(payload.ars));
+  return payload as IamClaims;
 }
 
 function optionalString(payload: Record<string, unknown>, claim: string): void {

@@ -4,39 +4,78 @@
  * unsigned payload is ever reported.
  */
 import { TokenInvalidError } from '../errors.js';
+import type { VerificationKey } from '../jwks/import-jwks.js';
 import type { KeySet } from '../jwks/key-set.js';
-import type { Identity } from '../types.js';
+import type { IamTokenHeader, Identity } from '../types.js';
 import { checkClaims, type ClaimPolicy } from './claims.js';
-import { parseCompact } from './compact.js';
+import { decodeJsonSegment, signedParts, splitCompact, type CompactSplit } from './compact.js';
 import { checkHeader, type HeaderPolicy } from './header.js';
 import { verifySignature, type SupportedAlgorithm } from './signature.js';
 
 export interface VerifyPolicy extends HeaderPolicy, ClaimPolicy {}
 
-export async function verifyToken(token: string, keySet: KeySet, policy: VerifyPolicy, now: () => number): Promise<Identity> {
-  const parts = parseCompact(token);
-  const header = checkHeader(parts.header, policy);
-  const keys = keySet.peek(header.kid) ?? (await keySet.resolve(header.kid));
-  const alg = header.alg as SupportedAlgorithm; // checkHeader allowed it, and options only allow supported ones
-  let verified = false;
-  for (const candidate of keys) {
-    if (candidate.alg !== undefined && candidate.alg !== alg) continue;
-    if (verifySignature(alg, parts.signingInput, candidate.key, parts.signature)) {
-      verified = true;
-      break;
-    }
+/** Most distinct header segments remembered; an IAM has a handful (one per key and format). */
+const MAX_HEADERS = 32;
+
+/**
+ * Verifies tokens under one policy. Header segments that have verified once are remembered with
+ * their checked, frozen header: every token from one key shares the same header text, so the
+ * second one skips its decode, JSON parse and checks. Only headers of tokens whose signature
+ * verified are remembered, so a caller cannot fill the memory with forged ones.
+ */
+export class TokenVerifier {
+  readonly #keySet: KeySet;
+  readonly #policy: VerifyPolicy;
+  readonly #now: () => number;
+  readonly #headers = new Map<string, IamTokenHeader>();
+
+  constructor(keySet: KeySet, policy: VerifyPolicy, now: () => number) {
+    this.#keySet = keySet;
+    this.#policy = policy;
+    this.#now = now;
   }
-  if (!verified) throw new TokenInvalidError('token signature is invalid');
-  const claims = checkClaims(parts.payload, policy, now());
-  // Deeply frozen: the token cache hands the same Identity to every request presenting the token,
-  // so no request may change what another one sees (custom claims can hold nested JSON).
-  return Object.freeze({ token, header: deepFreeze(header), claims: deepFreeze(claims) });
+
+  /** Synchronous when the keys are at hand (the usual case), a Promise when they must be fetched. */
+  verify(token: string): Identity | Promise<Identity> {
+    const split = splitCompact(token);
+    const headerSegment = token.slice(0, split.first);
+    const known = this.#headers.get(headerSegment);
+    const header = known ?? deepFreeze(checkHeader(decodeJsonSegment(token, 0, split.first, 'header'), this.#policy));
+    const keys = this.#keySet.peek(header.kid);
+    if (keys) return this.#finish(token, split, header, keys, known ? undefined : headerSegment);
+    return this.#keySet.resolve(header.kid).then((resolved) => this.#finish(token, split, header, resolved, known ? undefined : headerSegment));
+  }
+
+  clear(): void {
+    this.#headers.clear();
+  }
+
+  #finish(token: string, split: CompactSplit, header: IamTokenHeader, keys: readonly VerificationKey[], newHeaderSegment: string | undefined): Identity {
+    const { signingInput, signature } = signedParts(token, split);
+    const alg = header.alg as SupportedAlgorithm; // checkHeader allowed it, and options only allow supported ones
+    let verified = false;
+    for (const candidate of keys) {
+      if (candidate.alg !== undefined && candidate.alg !== alg) continue;
+      if (verifySignature(alg, signingInput, candidate.key, signature)) {
+        verified = true;
+        break;
+      }
+    }
+    if (!verified) throw new TokenInvalidError('token signature is invalid');
+    if (newHeaderSegment !== undefined && this.#headers.size < MAX_HEADERS) this.#headers.set(newHeaderSegment, header);
+    const payload = decodeJsonSegment(token, split.first + 1, split.second, 'payload');
+    const claims = checkClaims(payload, this.#policy, this.#now());
+    // Deeply frozen: the token cache hands the same Identity to every request presenting the token,
+    // so no request may change what another one sees (custom claims can hold nested JSON).
+    return Object.freeze({ token, header, claims: deepFreeze(claims) });
+  }
 }
 
 /** Freezes a tree parsed from JSON (plain objects and arrays, no cycles). */
 function deepFreeze<T extends object>(value: T): T {
-  for (const child of Object.values(value)) {
-    if (typeof child === 'object' && child !== null && !Object.isFrozen(child)) deepFreeze(child as object);
+  for (const key in value) {
+    const child = value[key];
+    if (typeof child === 'object' && child !== null && !Object.isFrozen(child)) deepFreeze(child);
   }
   return Object.freeze(value);
 }

@@ -156,6 +156,15 @@ describe('signature', () => {
     await expectRefused(authz, signJwt(valid({ jti: 'forged' }), KEY2, { kid: KEY.kid, cty: 't1' }), 'ERR_TOKEN_INVALID');
   });
 
+  test('with the genuine header already remembered (warm path), a tampered payload is still ERR_TOKEN_INVALID', async () => {
+    const authz = remote();
+    const genuine = mint(jwks.url);
+    await expectAccepted(authz, genuine); // its header segment is now remembered by the verifier
+    const forged = withSegment(genuine, 1, Buffer.from(JSON.stringify(valid({ sub: 'actor-admin', jti: 'warm' }))).toString('base64url'));
+    expect(segment(forged, 0)).toBe(segment(genuine, 0));
+    await expectRefused(authz, forged, 'ERR_TOKEN_INVALID', { hidden: ['actor-admin'] });
+  });
+
   test('a stripped signature ("a.b.") and a missing third segment ("a.b") are ERR_TOKEN_INVALID', async () => {
     const authz = remote();
     const genuine = mint(jwks.url);

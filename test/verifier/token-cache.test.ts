@@ -26,6 +26,16 @@ function identity(tokenText: string, exp: number): Identity {
 }
 
 describe('TokenCache', () => {
+  test('a token that only shares the last characters of a cached one is a miss, never a hit', () => {
+    const cache = new TokenCache(10, 3_600_000);
+    const suffix = 'S'.repeat(43);
+    const cachedToken = `aaaa.bbbb.cccc${suffix}`;
+    cache.set(identity(cachedToken, NOW_SEC + 10), NOW_MS);
+    expect(cache.get(cachedToken, NOW_MS)?.token).toBe(cachedToken);
+    expect(cache.get(`xxxx.yyyy.zzzz${suffix}`, NOW_MS)).toBeUndefined();
+    expect(cache.get(cachedToken, NOW_MS)?.token).toBe(cachedToken); // and it did not evict it
+  });
+
   test('a verification that started before clear() is not stored after it', () => {
     const cache = new TokenCache(10, 3_600_000);
     const before = cache.generation;
