@@ -4,7 +4,10 @@
  */
 import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import { isJwkSetLike } from './jwks/import-jwks.js';
+import { optionChecks } from './lib/option-checks.js';
 import { isSupportedAlgorithm } from './token/signature.js';
+
+const { httpUrl, positiveInt, nonNegativeInt, onlyKnown } = optionChecks('createAuthorizer');
 
 /** Tuning of the remote JWKS cache. */
 export interface JwksOptions {
@@ -126,10 +129,8 @@ export const DEFAULT_POLICY: Readonly<Required<PolicyOptions>> = {
 
 export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
   if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError('createAuthorizer: options must be an object');
-  for (const name of Object.keys(options)) {
-    if (!KNOWN.has(name)) throw new TypeError(`createAuthorizer: unknown option "${name}"`);
-  }
-  const baseUrl = options.baseUrl === undefined ? undefined : httpUrl('baseUrl', options.baseUrl).replace(/\/+$/, '');
+  onlyKnown(undefined, options, KNOWN);
+  const baseUrl = options.baseUrl === undefined ? undefined : httpUrl('baseUrl', options.baseUrl, 'base').replace(/\/+$/, '');
   const issuer = options.issuer ?? (baseUrl === undefined ? undefined : `${baseUrl}/authentication/v1`);
   if (issuer === undefined) throw new TypeError('createAuthorizer: "baseUrl" or "issuer" is required');
   if (typeof issuer !== 'string' || issuer.length === 0) throw new TypeError('createAuthorizer: "issuer" must be a non-empty string');
@@ -240,38 +241,6 @@ function resolvePolicyOptions(policy: PolicyOptions | undefined): Required<Polic
   };
   if (resolved.maxStaleMs < resolved.ttlMs) throw new TypeError('createAuthorizer: "policy.maxStaleMs" must not be shorter than "policy.ttlMs"');
   return resolved;
-}
-
-/** Refuses members of a nested options object that are not in `known`, naming them (`jwks.cacheMaxAge`). */
-function onlyKnown(name: string, value: object, known: readonly string[]): void {
-  for (const key of Object.keys(value)) {
-    if (!known.includes(key)) throw new TypeError(`createAuthorizer: unknown option "${name}.${key}"`);
-  }
-}
-
-export function httpUrl(name: string, value: unknown): string {
-  if (typeof value !== 'string') throw new TypeError(`createAuthorizer: "${name}" must be a URL string`);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new TypeError(`createAuthorizer: "${name}" is not a valid URL`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError(`createAuthorizer: "${name}" must be an http(s) URL`);
-  if (url.username || url.password) throw new TypeError(`createAuthorizer: "${name}" must not carry credentials`);
-  return value;
-}
-
-export function positiveInt(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || (value as number) <= 0) throw new TypeError(`createAuthorizer: "${name}" must be a positive integer`);
-  return value as number;
-}
-
-export function nonNegativeInt(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || (value as number) < 0) throw new TypeError(`createAuthorizer: "${name}" must be a non-negative integer`);
-  return value as number;
 }
 
 function stringList(name: string, value: unknown, fallback: readonly string[]): string[] {

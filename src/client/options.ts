@@ -3,6 +3,7 @@
  * option is checked once, at construction, with a `TypeError` that names it.
  */
 import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import { optionChecks } from '../lib/option-checks.js';
 
 export interface IamTokenClientOptions {
   /**
@@ -64,13 +65,12 @@ const KNOWN = new Set<string>([
 export const HEADER_TOKEN = /^[\x21-\x7e]+$/;
 
 const PREFIX = 'IamTokenClient';
+const { httpUrl, positiveInt, onlyKnown } = optionChecks(PREFIX);
 
 export function resolveClientOptions(options: IamTokenClientOptions): ResolvedClientOptions {
   if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError(`${PREFIX}: options must be an object`);
-  for (const name of Object.keys(options)) {
-    if (!KNOWN.has(name)) throw new TypeError(`${PREFIX}: unknown option "${name}"`);
-  }
-  const baseUrl = httpUrl('baseUrl', options.baseUrl).replace(/\/+$/, '');
+  onlyKnown(undefined, options, KNOWN);
+  const baseUrl = httpUrl('baseUrl', options.baseUrl, 'base').replace(/\/+$/, '');
 
   const { idpKey } = options;
   if (typeof idpKey !== 'string' || !HEADER_TOKEN.test(idpKey)) {
@@ -109,22 +109,3 @@ export function resolveClientOptions(options: IamTokenClientOptions): ResolvedCl
   return { ...resolved, dispatcher, ownsDispatcher };
 }
 
-function httpUrl(name: string, value: unknown): string {
-  if (typeof value !== 'string') throw new TypeError(`${PREFIX}: "${name}" must be a URL string`);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new TypeError(`${PREFIX}: "${name}" is not a valid URL`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError(`${PREFIX}: "${name}" must be an http(s) URL`);
-  if (url.username || url.password) throw new TypeError(`${PREFIX}: "${name}" must not carry credentials`);
-  if (url.search || url.hash) throw new TypeError(`${PREFIX}: "${name}" must not carry a query or a fragment`);
-  return value;
-}
-
-function positiveInt(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || (value as number) <= 0) throw new TypeError(`${PREFIX}: "${name}" must be a positive integer`);
-  return value as number;
-}

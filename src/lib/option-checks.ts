@@ -1,0 +1,52 @@
+/**
+ * Option validation shared by `createAuthorizer` and `IamTokenClient`: each check throws a
+ * `TypeError` that names the component and the option.
+ */
+
+export interface OptionChecks {
+  /** An http(s) URL without credentials; `base` also refuses a query or fragment (paths are appended to it). */
+  httpUrl: (name: string, value: unknown, kind?: 'base' | 'endpoint') => string;
+  /** A positive safe integer, or `fallback` when `undefined`. */
+  positiveInt: (name: string, value: unknown, fallback: number) => number;
+  /** A non-negative safe integer, or `fallback` when `undefined`. */
+  nonNegativeInt: (name: string, value: unknown, fallback: number) => number;
+  /** Refuses members of `value` not in `known`; `name` prefixes them (`jwks.cacheMaxAge`). */
+  onlyKnown: (name: string | undefined, value: object, known: Iterable<string>) => void;
+}
+
+export function optionChecks(component: string): OptionChecks {
+  const fail = (message: string): never => {
+    throw new TypeError(`${component}: ${message}`);
+  };
+  return {
+    httpUrl(name, value, kind = 'endpoint') {
+      if (typeof value !== 'string') return fail(`"${name}" must be a URL string`);
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        return fail(`"${name}" is not a valid URL`);
+      }
+      if (url.protocol !== 'https:' && url.protocol !== 'http:') fail(`"${name}" must be an http(s) URL`);
+      if (url.username || url.password) fail(`"${name}" must not carry credentials`);
+      if (kind === 'base' && (url.search || url.hash)) fail(`"${name}" must not carry a query or a fragment`);
+      return value;
+    },
+    positiveInt(name, value, fallback) {
+      if (value === undefined) return fallback;
+      if (!Number.isSafeInteger(value) || (value as number) <= 0) fail(`"${name}" must be a positive integer`);
+      return value as number;
+    },
+    nonNegativeInt(name, value, fallback) {
+      if (value === undefined) return fallback;
+      if (!Number.isSafeInteger(value) || (value as number) < 0) fail(`"${name}" must be a non-negative integer`);
+      return value as number;
+    },
+    onlyKnown(name, value, known) {
+      const allowed = new Set(known);
+      for (const key of Object.keys(value)) {
+        if (!allowed.has(key)) fail(`unknown option "${name === undefined ? key : `${name}.${key}`}"`);
+      }
+    },
+  };
+}
