@@ -72,7 +72,9 @@ async function main(): Promise<number> {
 main().then(
   (code) => { process.exitCode = code; },
   (error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
+    const code = (error as { code?: unknown } | null)?.code;
+    const hint = code === 'EADDRINUSE' ? ' (choose other ports with --port N and --iam-port N)' : '';
+    console.error(`${error instanceof Error ? error.message : String(error)}${hint}`);
     process.exitCode = 1;
   },
 );
