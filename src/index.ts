@@ -19,5 +19,5 @@ export {
   type IamAuthzErrorCode,
 } from './errors.js';
 export { channels } from './diagnostics.js';
-export { createGuards, type Guard, type Guards, type GuardOptions, type IamState, type ResourceResolver } from './http/guards.js';
+export { createGuards, wrapGuards, type Guard, type GuardFactory, type Guards, type GuardOptions, type IamState, type ResourceResolver } from './http/guards.js';
 export { toErrorResponse, type ErrorResponse, type ErrorResponseOptions, type ProblemDetails } from './http/error-response.js';

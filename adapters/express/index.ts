@@ -3,7 +3,7 @@
  * framework-neutral guards; it imports only the public core.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { createGuards, IamAuthzError, type Authorizer, type Guard, type GuardOptions, type IamState, type ResourceResolver } from '../../src/index.js';
+import { createGuards, IamAuthzError, wrapGuards, type Authorizer, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/index.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own types live in this global namespace
@@ -22,14 +22,8 @@ export interface ExpressAuthzOptions extends GuardOptions {
   passErrors?: boolean;
 }
 
-export interface ExpressAuthz {
-  /** Middleware that verifies the bearer token and sets `req.iam` (`{ token, claims }`). */
-  authenticate(): RequestHandler;
-  /** Middleware that verifies the token and requires `permission` of `service` on `TYPE=resolve(req)`. */
-  requirePermission(service: string, permission: string, type: string, resolve: ResourceResolver<Request>): RequestHandler;
-  /** The same on node ids: `requirePermission(service, permission, { node: req => req.params.id })`. */
-  requirePermission(service: string, permission: string, node: { node: ResourceResolver<Request> }): RequestHandler;
-}
+/** `{ authenticate(), requirePermission(service, permission, type, resolve) | (…, { node: resolve }) }` as Express middleware. */
+export type ExpressAuthz = GuardFactory<Request, RequestHandler>;
 
 export function expressAuthz(authorizer: Authorizer, options: ExpressAuthzOptions = {}): ExpressAuthz {
   const { onError, passErrors = false, ...guardOptions } = options;
@@ -57,11 +51,5 @@ export function expressAuthz(authorizer: Authorizer, options: ExpressAuthzOption
     };
   }
 
-  return {
-    authenticate: () => middleware(guards.authenticate()),
-    requirePermission: ((service: string, permission: string, target: string | { node: ResourceResolver<Request> }, resolve?: ResourceResolver<Request>) =>
-      middleware(typeof target === 'string'
-        ? guards.requirePermission(service, permission, target, resolve as ResourceResolver<Request>)
-        : guards.requirePermission(service, permission, target))) as ExpressAuthz['requirePermission'],
-  };
+  return wrapGuards(guards, middleware);
 }

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { createGuards, IamAuthzError, type Authorizer, type Guard, type GuardOptions, type IamState, type ResourceResolver } from '../../src/index.js';
+import { createGuards, IamAuthzError, wrapGuards, type Authorizer, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,14 +26,8 @@ export interface FastifyAuthzOptions extends GuardOptions {
 /** A hook usable as `onRequest` or `preHandler`. */
 export type IamHook = preHandlerAsyncHookHandler;
 
-export interface FastifyAuthz {
-  /** Hook that verifies the bearer token and sets `request.iam` (`{ token, claims }`). */
-  authenticate(): IamHook;
-  /** Hook that verifies the token and requires `permission` of `service` on `TYPE=resolve(request)`. */
-  requirePermission(service: string, permission: string, type: string, resolve: ResourceResolver<FastifyRequest>): IamHook;
-  /** The same on node ids: `requirePermission(service, permission, { node: req => req.params.id })`. */
-  requirePermission(service: string, permission: string, node: { node: ResourceResolver<FastifyRequest> }): IamHook;
-}
+/** `{ authenticate(), requirePermission(service, permission, type, resolve) | (…, { node: resolve }) }` as Fastify hooks. */
+export type FastifyAuthz = GuardFactory<FastifyRequest, IamHook>;
 
 export function fastifyAuthz(authorizer: Authorizer, options: FastifyAuthzOptions = {}): FastifyAuthz {
   const { onError, ...guardOptions } = options;
@@ -56,13 +50,7 @@ export function fastifyAuthz(authorizer: Authorizer, options: FastifyAuthzOption
     };
   }
 
-  return {
-    authenticate: () => hook(guards.authenticate()),
-    requirePermission: ((service: string, permission: string, target: string | { node: ResourceResolver<FastifyRequest> }, resolve?: ResourceResolver<FastifyRequest>) =>
-      hook(typeof target === 'string'
-        ? guards.requirePermission(service, permission, target, resolve as ResourceResolver<FastifyRequest>)
-        : guards.requirePermission(service, permission, target))),
-  };
+  return wrapGuards(guards, hook);
 }
 
 export interface IamAuthzPluginOptions extends FastifyAuthzOptions {

@@ -3,7 +3,7 @@
  * the core's framework-neutral guards; it imports only the public core.
  */
 import type { Context, Middleware, Next } from 'koa';
-import { createGuards, IamAuthzError, type Authorizer, type Guard, type GuardOptions, type IamState, type ResourceResolver } from '../../src/index.js';
+import { createGuards, IamAuthzError, wrapGuards, type Authorizer, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/index.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -20,14 +20,8 @@ export interface KoaAuthzOptions extends GuardOptions {
   onError?: (error: IamAuthzError, ctx: Context) => void | Promise<void>;
 }
 
-export interface KoaAuthz {
-  /** Middleware that verifies the bearer token and sets `ctx.state.iam` (`{ token, claims }`). */
-  authenticate(): Middleware;
-  /** Middleware that verifies the token and requires `permission` of `service` on `TYPE=resolve(ctx)`. */
-  requirePermission(service: string, permission: string, type: string, resolve: ResourceResolver<Context>): Middleware;
-  /** The same on node ids: `requirePermission(service, permission, { node: ctx => ctx.params.id })`. */
-  requirePermission(service: string, permission: string, node: { node: ResourceResolver<Context> }): Middleware;
-}
+/** `{ authenticate(), requirePermission(service, permission, type, resolve) | (…, { node: resolve }) }` as Koa middleware. */
+export type KoaAuthz = GuardFactory<Context, Middleware>;
 
 export function koaAuthz(authorizer: Authorizer, options: KoaAuthzOptions = {}): KoaAuthz {
   const { onError, ...guardOptions } = options;
@@ -57,11 +51,5 @@ export function koaAuthz(authorizer: Authorizer, options: KoaAuthzOptions = {}):
     };
   }
 
-  return {
-    authenticate: () => middleware(guards.authenticate()),
-    requirePermission: ((service: string, permission: string, target: string | { node: ResourceResolver<Context> }, resolve?: ResourceResolver<Context>) =>
-      middleware(typeof target === 'string'
-        ? guards.requirePermission(service, permission, target, resolve as ResourceResolver<Context>)
-        : guards.requirePermission(service, permission, target))) as KoaAuthz['requirePermission'],
-  };
+  return wrapGuards(guards, middleware);
 }

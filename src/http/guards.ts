@@ -98,6 +98,25 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
   };
 }
 
+/** What an adapter returns: the two guard makers, each guard wrapped into the framework's handler type `H`. */
+export interface GuardFactory<Req, H> {
+  /** A handler that verifies the bearer token and attaches `{ token, claims }`. */
+  authenticate(): H;
+  /** A handler that verifies the token and requires `permission` of `service` on `TYPE=resolve(req)`. */
+  requirePermission(service: string, permission: string, type: string, resolve: ResourceResolver<Req>): H;
+  /** The same on node ids: `requirePermission(service, permission, { node: req => … })`. */
+  requirePermission(service: string, permission: string, node: { node: ResourceResolver<Req> }): H;
+}
+
+/** Wraps every guard `guards` makes with `wrap` (the adapter's middleware or hook maker). */
+export function wrapGuards<Req, H>(guards: Guards<Req>, wrap: (guard: Guard<Req>) => H): GuardFactory<Req, H> {
+  const requirePermission = (service: string, permission: string, target: string | { node: ResourceResolver<Req> }, resolve?: ResourceResolver<Req>): H =>
+    wrap(typeof target === 'string'
+      ? guards.requirePermission(service, permission, target, resolve as ResourceResolver<Req>)
+      : guards.requirePermission(service, permission, target));
+  return { authenticate: () => wrap(guards.authenticate()), requirePermission: requirePermission };
+}
+
 /** Koa and Express error handlers read `err.status` and `err.headers`: give them the answer's headers. */
 function withHeaders(error: IamAuthzError, response: ErrorResponse): ErrorResponse {
   error.headers = response.headers;
