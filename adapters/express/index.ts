@@ -25,6 +25,10 @@ export interface ExpressAuthzOptions extends GuardOptions {
 /** `{ authenticate(), requirePermission(service, permission, type, resolve) | (…, { node: resolve }) }` as Express middleware. */
 export type ExpressAuthz = GuardFactory<Request, RequestHandler>;
 
+/**
+ * Express (4 and 5) guards over `authorizer`: 401/403/503 answered as RFC 6750 challenges with
+ * problem+json bodies, `req.iam` set on success. Throws a `TypeError` for an invalid option.
+ */
 export function expressAuthz(authorizer: Authorizer, options: ExpressAuthzOptions = {}): ExpressAuthz {
   const { onError, passErrors = false, ...guardOptions } = options;
   if (onError !== undefined && typeof onError !== 'function') throw new TypeError('expressAuthz: "onError" must be a function');

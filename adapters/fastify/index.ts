@@ -29,6 +29,10 @@ export type IamHook = preHandlerAsyncHookHandler;
 /** `{ authenticate(), requirePermission(service, permission, type, resolve) | (…, { node: resolve }) }` as Fastify hooks. */
 export type FastifyAuthz = GuardFactory<FastifyRequest, IamHook>;
 
+/**
+ * Fastify 5 hooks over `authorizer`: 401/403/503 answered as RFC 6750 challenges with problem+json
+ * bodies, `request.iam` set on success. Throws a `TypeError` for an invalid option.
+ */
 export function fastifyAuthz(authorizer: Authorizer, options: FastifyAuthzOptions = {}): FastifyAuthz {
   const { onError, ...guardOptions } = options;
   if (onError !== undefined && typeof onError !== 'function') throw new TypeError('fastifyAuthz: "onError" must be a function');

@@ -23,6 +23,10 @@ export interface KoaAuthzOptions extends GuardOptions {
 /** `{ authenticate(), requirePermission(service, permission, type, resolve) | (…, { node: resolve }) }` as Koa middleware. */
 export type KoaAuthz = GuardFactory<Context, Middleware>;
 
+/**
+ * Koa guards over `authorizer`: 401/403/503 answered as RFC 6750 challenges with problem+json
+ * bodies, `ctx.state.iam` set on success. Throws a `TypeError` for an invalid option.
+ */
 export function koaAuthz(authorizer: Authorizer, options: KoaAuthzOptions = {}): KoaAuthz {
   const { onError, ...guardOptions } = options;
   if (onError !== undefined && typeof onError !== 'function') throw new TypeError('koaAuthz: "onError" must be a function');
