@@ -2,39 +2,20 @@
  * The exchange itself against a real loopback token endpoint: method, path, every header of spec
  * §4.1 (including the reference client's cache headers), the §2.1 body, and the token handed back.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { IamTokenClient, TokenExchangeError, isIamAuthzError } from '../../src/client/index.js';
-import { Clients, Clock, countingIdp, decodePayload, startTokenServer, TOKEN_PATH, type TokenServer } from './harness.js';
+import { countingIdp, decodePayload, TOKEN_PATH, useTokenServer } from './harness.js';
 
-let server: TokenServer;
-let clock: Clock;
-const clients = new Clients();
-
-beforeAll(async () => {
-  clock = new Clock();
-  server = await startTokenServer(clock);
-});
-afterAll(async () => {
-  await server.close();
-});
-beforeEach(() => {
-  clock.t = Date.UTC(2026, 10, 21, 12, 0, 0);
-  server.seen.length = 0;
-  server.handler = undefined;
-  server.delayMs = 0;
-});
-afterEach(async () => {
-  await clients.closeAll();
-});
+const ctx = useTokenServer();
 
 describe('the exchange request (spec §4.1)', () => {
   test('POSTs to {baseUrl}/authentication/v1/tokens with every header and the §2.1 body', async () => {
     const idp = countingIdp();
-    const client = clients.make({ baseUrl: server.url, idpKey: 'corp', idpToken: idp.idpToken, now: clock.now });
+    const client = ctx.client(idp.idpToken);
     const token = await client.getToken({ tenantId: 'tenant-1', expiryInSecs: 3600 });
 
-    expect(server.seen).toHaveLength(1);
-    const [req] = server.seen;
+    expect(ctx.server.seen).toHaveLength(1);
+    const [req] = ctx.server.seen;
     expect(req!.method).toBe('POST');
     expect(req!.url).toBe(TOKEN_PATH);
     expect(req!.headers.authorization).toBe('Bearer idp-token-1');
@@ -54,48 +35,48 @@ describe('the exchange request (spec §4.1)', () => {
   });
 
   test('a base URL with a path prefix and trailing slashes', async () => {
-    const client = clients.make({ baseUrl: `${server.url}/iam//`, idpKey: 'corp', idpToken: countingIdp().idpToken, now: clock.now });
-    server.handler = (_req, res) => { res.writeHead(404); res.end(); };
+    const client = ctx.clients.make({ baseUrl: `${ctx.server.url}/iam//`, idpKey: 'corp', idpToken: countingIdp().idpToken, now: ctx.clock.now });
+    ctx.server.handler = (_req, res) => { res.writeHead(404); res.end(); };
     await expect(client.getToken({ tenantId: 't', expiryInSecs: 60 })).rejects.toMatchObject({ status: 404 });
-    expect(server.seen[0]!.url).toBe(`/iam${TOKEN_PATH}`);
+    expect(ctx.server.seen[0]!.url).toBe(`/iam${TOKEN_PATH}`);
   });
 
   test('the body carries tenant ids verbatim (JSON-escaped), and the answer tolerates a trailing newline', async () => {
     const tenantId = 'ténant "2"/\\x';
-    server.handler = (req, res) => {
+    ctx.server.handler = (req, res) => {
       const { tenantId: t } = JSON.parse(req.body) as { tenantId: string };
       expect(t).toBe(tenantId);
       res.writeHead(200, { 'content-type': 'application/jwt' });
       res.end('eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjQxMDI0NDQ4MDB9.c2ln\n');
     };
-    const client = clients.make({ baseUrl: server.url, idpKey: 'corp', idpToken: countingIdp().idpToken, now: clock.now });
+    const client = ctx.client(countingIdp().idpToken);
     await expect(client.getToken({ tenantId, expiryInSecs: 60 })).resolves.toBe('eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjQxMDI0NDQ4MDB9.c2ln');
   });
 
   test('any 2xx carrying a token is a success (the spec does not name the status)', async () => {
-    server.handler = (_req, res) => {
+    ctx.server.handler = (_req, res) => {
       res.writeHead(201, { 'content-type': 'application/jwt' });
       res.end('eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjQxMDI0NDQ4MDB9.c2ln');
     };
-    const client = clients.make({ baseUrl: server.url, idpKey: 'corp', idpToken: countingIdp().idpToken, now: clock.now });
+    const client = ctx.client(countingIdp().idpToken);
     await expect(client.getToken({ tenantId: 't', expiryInSecs: 60 })).resolves.toMatch(/^eyJ/);
   });
 
   test('each exchange asks idpToken() afresh: the IdP token is not kept by the client', async () => {
     const idp = countingIdp();
-    const client = clients.make({ baseUrl: server.url, idpKey: 'corp', idpToken: idp.idpToken, now: clock.now });
+    const client = ctx.client(idp.idpToken);
     await client.getToken({ tenantId: 'tenant-1', expiryInSecs: 3600 });
     await client.getToken({ tenantId: 'tenant-2', expiryInSecs: 3600 });
     expect(idp.calls()).toBe(2);
-    expect(server.seen.map((r) => r.headers.authorization)).toStrictEqual(['Bearer idp-token-1', 'Bearer idp-token-2']);
+    expect(ctx.server.seen.map((r) => r.headers.authorization)).toStrictEqual(['Bearer idp-token-1', 'Bearer idp-token-2']);
   });
 
   test('an IAM refusal from the real server surfaces as TokenExchangeError, an IamAuthzError', async () => {
-    server.handler = (_req, res) => {
+    ctx.server.handler = (_req, res) => {
       res.writeHead(401, { 'content-type': 'application/problem+json' });
       res.end(JSON.stringify({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'IdP token signature is invalid' }));
     };
-    const client = clients.make({ baseUrl: server.url, idpKey: 'corp', idpToken: countingIdp().idpToken, now: clock.now });
+    const client = ctx.client(countingIdp().idpToken);
     const error = await client.getToken({ tenantId: 'tenant-1', expiryInSecs: 3600 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TokenExchangeError);
     expect(isIamAuthzError(error)).toBe(true);
@@ -104,7 +85,7 @@ describe('the exchange request (spec §4.1)', () => {
   });
 
   test('the default dispatcher (owned EnvHttpProxyAgent) works and is closed by close()', async () => {
-    const client = new IamTokenClient({ baseUrl: server.url, idpKey: 'corp', idpToken: countingIdp().idpToken, now: clock.now });
+    const client = new IamTokenClient({ baseUrl: ctx.server.url, idpKey: 'corp', idpToken: countingIdp().idpToken, now: ctx.clock.now });
     await expect(client.getToken({ tenantId: 'tenant-1', expiryInSecs: 3600 })).resolves.toMatch(/^eyJ/);
     await expect(client.close()).resolves.toBeUndefined();
     await expect(client.close()).resolves.toBeUndefined();

@@ -1,12 +1,13 @@
 /**
  * Test support for the token client: a manual clock, a real loopback token endpoint (spec §4.1)
  * that records every request with its body and signs tokens whose `exp - iat = expiryInSecs`, and
- * a counting `idpToken` callback.
+ * a counting `idpToken` callback; {@link useTokenServer} registers a test file's hooks around them.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { IamTokenClient, type IamTokenClientOptions } from '../../src/client/index.js';
 import { generateSigningKey, signJwt } from '../../src/testing/sign-jwt.js';
+import { defined } from '../helpers/hooks.js';
 import { startLoopback, type Loopback } from '../helpers/loopback.js';
 
 export const TOKEN_PATH = '/authentication/v1/tokens';
@@ -127,4 +128,47 @@ export async function expectExchangeError(promise: Promise<unknown>, status: num
   );
   expect(error).toMatchObject({ name: 'TokenExchangeError', code: 'ERR_TOKEN_EXCHANGE_FAILED', status });
   return error;
+}
+
+/** What {@link useTokenServer} gives a test file. */
+export interface TokenServerContext {
+  /** The file's token endpoint; reset before every test (no requests seen, default answer). */
+  readonly server: TokenServer;
+  /** Back at {@link T0} before every test. */
+  readonly clock: Clock;
+  /** Closed after every test. */
+  readonly clients: Clients;
+  /** A client of {@link server} with IdP key `corp`, `idpToken` and the clock, then `extra`. */
+  client(idpToken: () => Promise<string>, extra?: Partial<IamTokenClientOptions>): IamTokenClient;
+}
+
+/**
+ * Registers the hooks of a token-client test file: one loopback token endpoint for the file; before
+ * every test the clock back at {@link T0} and the endpoint reset (nothing seen, default answer,
+ * `delayMs`); after every test the clients are closed.
+ */
+export function useTokenServer({ delayMs = 0 }: { delayMs?: number } = {}): TokenServerContext {
+  const clock = new Clock();
+  const clients = new Clients();
+  let server: TokenServer | undefined;
+
+  beforeAll(async () => { server = await startTokenServer(clock); });
+  afterAll(() => server?.close());
+  beforeEach(() => {
+    clock.t = T0;
+    const s = defined(server, 'server');
+    s.seen.length = 0;
+    s.handler = undefined;
+    s.delayMs = delayMs;
+  });
+  afterEach(() => clients.closeAll());
+
+  return {
+    get server() { return defined(server, 'server'); },
+    clock,
+    clients,
+    client(idpToken, extra = {}) {
+      return clients.make({ baseUrl: defined(server, 'server').url, idpKey: 'corp', idpToken, now: clock.now, ...extra });
+    },
+  };
 }

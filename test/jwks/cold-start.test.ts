@@ -5,38 +5,16 @@
 import type { ServerResponse } from 'node:http';
 import { Agent, interceptors } from 'undici';
 import { afterEach, beforeEach, describe, expect, onTestFinished, test } from 'vitest';
-import { createAuthorizer, type Authorizer } from '../../src/index.js';
 import { generateSigningKey } from '../../src/testing/sign-jwt.js';
 import { json, startLoopback, type Loopback } from '../helpers/loopback.js';
-import { KEY, KEY2, mint, startJwksServer } from '../helpers/fixtures.js';
-import { bearer, expectAuthzError, JWKS_PATH, manualClock, recordJwksEvents, upstreamReason, type Clock, type EventRecorder } from './harness.js';
+import { KEY, KEY2, mint } from '../helpers/fixtures.js';
+import { bearer, expectAuthzError, JWKS_PATH, upstreamReason, useJwksServer } from './harness.js';
 
 const MAX_BYTES = 4096;
 const JWKS = { cacheMaxAgeMs: 60_000, cooldownMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000, maxBytes: MAX_BYTES };
 const GOOD = JSON.stringify({ keys: [KEY.jwk] });
 
-let server: Awaited<ReturnType<typeof startJwksServer>>;
-let clock: Clock;
-let events: EventRecorder;
-let authz: Authorizer | undefined;
-
-beforeEach(async () => {
-  server = await startJwksServer([KEY]);
-  clock = manualClock();
-  events = recordJwksEvents(server.url);
-});
-
-afterEach(async () => {
-  await authz?.close();
-  authz = undefined;
-  events.dispose();
-  await server.close();
-});
-
-function make(): Authorizer {
-  authz = createAuthorizer({ baseUrl: server.url, now: clock.now, tokenCache: false, jwks: JWKS });
-  return authz;
-}
+const ctx = useJwksServer(JWKS);
 
 function send(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers });
@@ -85,40 +63,40 @@ const cases: Case[] = [
 
 describe('cold start', () => {
   test.each(cases)('%s → 503 ERR_JWKS_UNAVAILABLE, recovery after the cooldown', async (_name, handler, reason) => {
-    server.handler = (_req, res) => { handler(res); };
-    const a = make();
-    const token = bearer(mint(server.url));
+    ctx.server.handler = (_req, res) => { handler(res); };
+    const a = ctx.make();
+    const token = bearer(mint(ctx.server.url));
 
     const error = await expectAuthzError(a.authenticate(token), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe(reason);
     expect(error.message).not.toContain(token.slice(7));
-    expect(server.requests).toHaveLength(1);
-    expect(events.events).toMatchObject([{ type: 'failed', reason }]);
+    expect(ctx.server.requests).toHaveLength(1);
+    expect(ctx.events.events).toMatchObject([{ type: 'failed', reason }]);
 
     // An unknown kid is also a 503 here: nothing can be known about it.
-    await expectAuthzError(a.authenticate(bearer(mint(server.url, {}, {}, KEY2))), 'ERR_JWKS_UNAVAILABLE', 503);
-    expect(server.requests).toHaveLength(1);
+    await expectAuthzError(a.authenticate(bearer(mint(ctx.server.url, {}, {}, KEY2))), 'ERR_JWKS_UNAVAILABLE', 503);
+    expect(ctx.server.requests).toHaveLength(1);
 
     // The endpoint is healthy again, but the cooldown of the failed attempt has not passed.
-    server.handler = (_req, res) => { send(res, 200, GOOD); };
-    clock.advance(JWKS.cooldownMs - 1);
+    ctx.server.handler = (_req, res) => { send(res, 200, GOOD); };
+    ctx.clock.advance(JWKS.cooldownMs - 1);
     await expectAuthzError(a.authenticate(token), 'ERR_JWKS_UNAVAILABLE', 503);
-    expect(server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(1);
 
-    clock.advance(1);
+    ctx.clock.advance(1);
     const id = await a.authenticate(token);
     expect(id.header.kid).toBe('key-1');
-    expect(server.requests).toHaveLength(2);
+    expect(ctx.server.requests).toHaveLength(2);
   });
 
   test.each([
     ['with content-length', (res: ServerResponse) => { send(res, 200, padded(MAX_BYTES)); }],
     ['chunked', (res: ServerResponse) => { sendChunked(res, padded(MAX_BYTES)); }],
   ])('a body of exactly maxBytes is accepted (%s)', async (_name, handler) => {
-    server.handler = (_req, res) => { handler(res); };
-    const a = make();
-    await a.authenticate(bearer(mint(server.url)));
-    expect(server.requests).toHaveLength(1);
+    ctx.server.handler = (_req, res) => { handler(res); };
+    const a = ctx.make();
+    await a.authenticate(bearer(mint(ctx.server.url)));
+    expect(ctx.server.requests).toHaveLength(1);
   });
 
   describe('redirects are never followed', () => {
@@ -127,58 +105,55 @@ describe('cold start', () => {
     afterEach(async () => { await canary.close(); });
 
     test.each([301, 302, 303, 307, 308])('%i to another loopback server → 503, the target sees nothing', async (status) => {
-      server.handler = (_req, res) => {
+      ctx.server.handler = (_req, res) => {
         res.writeHead(status, { location: `${canary.url}${JWKS_PATH}`, 'content-length': '0' });
         res.end();
       };
-      const a = make();
-      const error = await expectAuthzError(a.authenticate(bearer(mint(server.url))), 'ERR_JWKS_UNAVAILABLE', 503);
+      const a = ctx.make();
+      const error = await expectAuthzError(a.authenticate(bearer(mint(ctx.server.url))), 'ERR_JWKS_UNAVAILABLE', 503);
       expect(upstreamReason(error)).toBe('redirect');
-      expect(server.requests).toHaveLength(1);
+      expect(ctx.server.requests).toHaveLength(1);
       expect(canary.requests).toHaveLength(0);
       // ready() does not follow it either.
-      clock.advance(JWKS.cooldownMs);
+      ctx.clock.advance(JWKS.cooldownMs);
       await expectAuthzError(a.ready(), 'ERR_JWKS_UNAVAILABLE', 503);
-      expect(server.requests).toHaveLength(2);
+      expect(ctx.server.requests).toHaveLength(2);
       expect(canary.requests).toHaveLength(0);
     });
 
     test('not even through a dispatcher composed with undici\'s redirect interceptor', async () => {
-      server.handler = (_req, res) => {
+      ctx.server.handler = (_req, res) => {
         res.writeHead(302, { location: `${canary.url}${JWKS_PATH}`, 'content-length': '0' });
         res.end();
       };
       const agent = new Agent();
       onTestFinished(() => agent.close());
-      authz = createAuthorizer({
-        baseUrl: server.url, now: clock.now, tokenCache: false, jwks: JWKS,
-        dispatcher: agent.compose(interceptors.redirect({ maxRedirections: 3 })),
-      });
-      const error = await expectAuthzError(authz.authenticate(bearer(mint(server.url))), 'ERR_JWKS_UNAVAILABLE', 503);
+      const authz = ctx.make({ dispatcher: agent.compose(interceptors.redirect({ maxRedirections: 3 })) });
+      const error = await expectAuthzError(authz.authenticate(bearer(mint(ctx.server.url))), 'ERR_JWKS_UNAVAILABLE', 503);
       expect(upstreamReason(error)).toBe('redirect');
-      expect(server.requests).toHaveLength(1);
+      expect(ctx.server.requests).toHaveLength(1);
       expect(canary.requests).toHaveLength(0);
     });
   });
 
   test('unusable members are skipped while the usable key verifies; a token signed by a skipped key is a 401', async () => {
     const weakOther = generateSigningKey({ kid: 'weak', modulusLength: 1024 });
-    server.setKeys([KEY.jwk, weakOther.jwk, { kty: 'oct', kid: 'hmac', k: 'c2VjcmV0' }]);
-    const a = make();
-    await a.authenticate(bearer(mint(server.url)));
-    await expectAuthzError(a.authenticate(bearer(mint(server.url, {}, {}, weakOther))), 'ERR_TOKEN_INVALID', 401);
-    expect(server.requests).toHaveLength(1);
+    ctx.server.setKeys([KEY.jwk, weakOther.jwk, { kty: 'oct', kid: 'hmac', k: 'c2VjcmV0' }]);
+    const a = ctx.make();
+    await a.authenticate(bearer(mint(ctx.server.url)));
+    await expectAuthzError(a.authenticate(bearer(mint(ctx.server.url, {}, {}, weakOther))), 'ERR_TOKEN_INVALID', 401);
+    expect(ctx.server.requests).toHaveLength(1);
   });
 
   test('50 concurrent cold-start requests against a failing endpoint share one fetch and all get 503', async () => {
-    server.handler = (_req, res) => { setTimeout(() => { json(res, 500, {}); }, 30); };
-    const a = make();
-    const token = bearer(mint(server.url));
+    ctx.server.handler = (_req, res) => { setTimeout(() => { json(res, 500, {}); }, 30); };
+    const a = ctx.make();
+    const token = bearer(mint(ctx.server.url));
     const results = await Promise.allSettled(Array.from({ length: 50 }, () => a.authenticate(token)));
     for (const r of results) {
       expect(r.status).toBe('rejected');
       expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 'ERR_JWKS_UNAVAILABLE', status: 503 });
     }
-    expect(server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(1);
   });
 });

@@ -5,36 +5,25 @@
  */
 import { MockAgent, request } from 'undici';
 import { afterEach, beforeEach, describe, expect, onTestFinished, test } from 'vitest';
-import { createAuthorizer, type Authorizer } from '../../src/index.js';
-import { KEY, KEY2, mint, startJwksServer } from '../helpers/fixtures.js';
-import { bearer, expectAuthzError, JWKS_PATH, manualClock, recordJwksEvents, upstreamReason, type Clock } from './harness.js';
+import { type Authorizer } from '../../src/index.js';
+import { KEY, KEY2, mint } from '../helpers/fixtures.js';
+import { bearer, expectAuthzError, JWKS_PATH, recordJwksEvents, upstreamReason, useJwksServer } from './harness.js';
 
 const JWKS = { cacheMaxAgeMs: 60_000, cooldownMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 };
 const ORIGIN = 'https://iam.example.test';
 const JSON_HEADERS = { headers: { 'content-type': 'application/json' } };
 
 let agent: MockAgent;
-let server: Awaited<ReturnType<typeof startJwksServer>>;
-let clock: Clock;
-let authz: Authorizer | undefined;
-
-beforeEach(async () => {
+beforeEach(() => {
   agent = new MockAgent();
   agent.disableNetConnect();
-  server = await startJwksServer([KEY]);
-  clock = manualClock();
 });
-
-afterEach(async () => {
-  await authz?.close();
-  authz = undefined;
-  await agent.close();
-  await server.close();
-});
+// Registered before useJwksServer's hooks, so that it runs after them: once the authorizer is closed.
+afterEach(() => agent.close());
+const ctx = useJwksServer(JWKS, { events: false });
 
 function make(baseUrl: string): Authorizer {
-  authz = createAuthorizer({ baseUrl, now: clock.now, tokenCache: false, jwks: JWKS, dispatcher: agent });
-  return authz;
+  return ctx.make({ baseUrl, dispatcher: agent });
 }
 
 describe('dispatcher', () => {
@@ -53,35 +42,35 @@ describe('dispatcher', () => {
     const bodies = [{ keys: [KEY.jwk] }, { keys: [KEY.jwk, KEY2.jwk] }, { keys: [KEY2.jwk] }];
     let calls = 0;
     agent
-      .get(server.url)
+      .get(ctx.server.url)
       .intercept({ path: JWKS_PATH, method: 'GET' })
       .reply(200, () => bodies[Math.min(calls++, bodies.length - 1)]!, JSON_HEADERS)
       .persist();
-    const events = recordJwksEvents(server.url);
+    const events = recordJwksEvents(ctx.server.url);
     onTestFinished(() => { events.dispose(); });
-    const a = make(server.url);
+    const a = make(ctx.server.url);
     await a.ready();
     expect(calls).toBe(1);
 
-    clock.advance(JWKS.cooldownMs);
-    await a.authenticate(bearer(mint(server.url, {}, {}, KEY2)));
+    ctx.clock.advance(JWKS.cooldownMs);
+    await a.authenticate(bearer(mint(ctx.server.url, {}, {}, KEY2)));
     expect(calls).toBe(2);
 
-    clock.advance(JWKS.cacheMaxAgeMs + 1);
-    await a.authenticate(bearer(mint(server.url, {}, {}, KEY2)));
+    ctx.clock.advance(JWKS.cacheMaxAgeMs + 1);
+    await a.authenticate(bearer(mint(ctx.server.url, {}, {}, KEY2)));
     await events.until(3);
     expect(calls).toBe(3);
     expect(events.events.map((e) => e.type)).toEqual(['refreshed', 'refreshed', 'refreshed']);
-    await expectAuthzError(a.authenticate(bearer(mint(server.url))), 'ERR_TOKEN_INVALID', 401);
-    expect(server.requests).toHaveLength(0);
+    await expectAuthzError(a.authenticate(bearer(mint(ctx.server.url))), 'ERR_TOKEN_INVALID', 401);
+    expect(ctx.server.requests).toHaveLength(0);
   });
 
   test('no interceptor and net connect disabled → 503, and the real server sees nothing', async () => {
-    const a = make(server.url);
-    const error = await expectAuthzError(a.authenticate(bearer(mint(server.url))), 'ERR_JWKS_UNAVAILABLE', 503);
+    const a = make(ctx.server.url);
+    const error = await expectAuthzError(a.authenticate(bearer(mint(ctx.server.url))), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe('network');
     await expectAuthzError(a.ready(), 'ERR_JWKS_UNAVAILABLE', 503);
-    expect(server.requests).toHaveLength(0);
+    expect(ctx.server.requests).toHaveLength(0);
   });
 
   test('a 500 from the MockAgent is a 503; recovery after the cooldown', async () => {
@@ -92,7 +81,7 @@ describe('dispatcher', () => {
     const token = bearer(mint(ORIGIN));
     const error = await expectAuthzError(a.authenticate(token), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe('status');
-    clock.advance(JWKS.cooldownMs);
+    ctx.clock.advance(JWKS.cooldownMs);
     await a.authenticate(token);
     agent.assertNoPendingInterceptors();
   });
@@ -101,7 +90,7 @@ describe('dispatcher', () => {
     agent.get(ORIGIN).intercept({ path: JWKS_PATH, method: 'GET' }).reply(200, { keys: [KEY.jwk] }, JSON_HEADERS).times(2);
     const a = make(ORIGIN);
     await a.ready();
-    authz = undefined;
+    ctx.authz = undefined;
     await expect(a.close()).resolves.toBeUndefined();
     const res = await request(`${ORIGIN}${JWKS_PATH}`, { dispatcher: agent });
     expect(res.statusCode).toBe(200);

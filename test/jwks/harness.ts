@@ -1,11 +1,13 @@
 /**
  * Shared pieces of the JWKS tests: a hand-driven clock, a recorder for the JWKS diagnostics
- * channels (so a test can wait for a background fetch instead of sleeping), and small assertions.
+ * channels (so a test can wait for a background fetch instead of sleeping), small assertions, and
+ * the hooks of a test file against a loopback JWKS ({@link useJwksServer}).
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { expect } from 'vitest';
-import { channels, IamAuthzError, type IamAuthzErrorCode } from '../../src/index.js';
-import { NOW_MS } from '../helpers/fixtures.js';
+import { afterEach, beforeEach } from 'vitest';
+import { channels, createAuthorizer, type Authorizer, type AuthorizerOptions } from '../../src/index.js';
+import { KEY, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
+import { defined } from '../helpers/hooks.js';
 
 export const JWKS_PATH = '/authentication/v1/.well-known/jwks.json';
 
@@ -89,18 +91,59 @@ export function recordJwksEvents(uriPrefix: string): EventRecorder {
   };
 }
 
-/** Asserts that `promise` rejects with an {@link IamAuthzError} of exactly this code and status. */
-export async function expectAuthzError(promise: Promise<unknown>, code: IamAuthzErrorCode, status: number): Promise<IamAuthzError> {
-  const error: unknown = await promise.then(
-    () => { throw new Error(`expected rejection with ${code}, but it resolved`); },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(IamAuthzError);
-  expect(error).toMatchObject({ code, status });
-  return error as IamAuthzError;
+export { expectAuthzError, upstreamReason } from '../helpers/errors.js';
+
+type JwksServer = Awaited<ReturnType<typeof startJwksServer>>;
+
+/** What {@link useJwksServer} gives a test file: all of it new in every test. */
+export interface JwksContext {
+  /** A loopback JWKS endpoint serving `KEY`. */
+  readonly server: JwksServer;
+  readonly clock: Clock;
+  /** Events of {@link server} (only when `useJwksServer` records them). */
+  readonly events: EventRecorder;
+  /** The test's authorizer, closed after it; set it to `undefined` when the test closed it itself. */
+  authz: Authorizer | undefined;
+  /**
+   * Creates the test's authorizer: `baseUrl` the loopback server, `now` the clock, no token cache,
+   * the file's `jwks` options, then `extra`.
+   */
+  make(extra?: Partial<AuthorizerOptions>): Authorizer;
 }
 
-/** Reason recorded by the JWKS client for the failure behind a 503 (`UpstreamError.reason`). */
-export function upstreamReason(error: IamAuthzError): unknown {
-  return (error.cause as { reason?: unknown } | undefined)?.reason;
+/**
+ * Registers the hooks of a JWKS test file: before every test a loopback JWKS serving `KEY`, a
+ * manual clock and (unless `events: false`) a recorder of the server's JWKS events; after every
+ * test the authorizer is closed, the recorder disposed and the server closed.
+ */
+export function useJwksServer(jwks: NonNullable<AuthorizerOptions['jwks']>, { events: record = true }: { events?: boolean } = {}): JwksContext {
+  let server: JwksServer | undefined;
+  let clock: Clock | undefined;
+  let events: EventRecorder | undefined;
+  let authz: Authorizer | undefined;
+
+  beforeEach(async () => {
+    server = await startJwksServer([KEY]);
+    clock = manualClock();
+    events = record ? recordJwksEvents(server.url) : undefined;
+  });
+  afterEach(async () => {
+    await authz?.close();
+    authz = undefined;
+    events?.dispose();
+    events = undefined;
+    await server?.close();
+  });
+
+  return {
+    get server() { return defined(server, 'server'); },
+    get clock() { return defined(clock, 'clock'); },
+    get events() { return defined(events, 'events'); },
+    get authz() { return authz; },
+    set authz(a) { authz = a; },
+    make(extra = {}) {
+      authz = createAuthorizer({ baseUrl: defined(server, 'server').url, now: defined(clock, 'clock').now, tokenCache: false, jwks, ...extra });
+      return authz;
+    },
+  };
 }

@@ -1,67 +1,53 @@
 /** `ready()` and `close()` of an authorizer using a real loopback JWKS. */
 import { performance } from 'node:perf_hooks';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
 import { json, startLoopback } from '../helpers/loopback.js';
 import { KEY, mint, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
-import { bearer, expectAuthzError, manualClock, upstreamReason, type Clock } from './harness.js';
+import { bearer, expectAuthzError, upstreamReason, useJwksServer } from './harness.js';
 
 const JWKS = { cacheMaxAgeMs: 60_000, cooldownMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 };
 
-let server: Awaited<ReturnType<typeof startJwksServer>>;
-let clock: Clock;
-let authz: Authorizer | undefined;
+const ctx = useJwksServer(JWKS, { events: false });
 
-beforeEach(async () => {
-  server = await startJwksServer([KEY]);
-  clock = manualClock();
-});
-
-afterEach(async () => {
-  await authz?.close();
-  authz = undefined;
-  await server.close();
-});
-
-function make(baseUrl = server.url, jwks: object = JWKS): Authorizer {
-  authz = createAuthorizer({ baseUrl, now: clock.now, tokenCache: false, jwks });
-  return authz;
+function make(baseUrl = ctx.server.url, jwks: object = JWKS): Authorizer {
+  return ctx.make({ baseUrl, jwks });
 }
 
 describe('ready()', () => {
   test('warms the cache: the first request needs no fetch', async () => {
     const a = make();
-    expect(server.requests).toHaveLength(0);
+    expect(ctx.server.requests).toHaveLength(0);
     await expect(a.ready()).resolves.toBeUndefined();
-    expect(server.requests).toHaveLength(1);
-    await a.authenticate(bearer(mint(server.url)));
+    expect(ctx.server.requests).toHaveLength(1);
+    await a.authenticate(bearer(mint(ctx.server.url)));
     await a.ready();
-    expect(server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(1);
   });
 
   test('ready() and a burst of requests at once share one fetch', async () => {
     const keys = { keys: [KEY.jwk] };
-    server.handler = (_req, res) => { setTimeout(() => { json(res, 200, keys); }, 30); };
+    ctx.server.handler = (_req, res) => { setTimeout(() => { json(res, 200, keys); }, 30); };
     const a = make();
-    const token = bearer(mint(server.url));
+    const token = bearer(mint(ctx.server.url));
     await Promise.all([a.ready(), ...Array.from({ length: 10 }, () => a.authenticate(token)), a.ready()]);
-    expect(server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(1);
   });
 
   test('rejects with 503 when the endpoint answers 500, and retries only after the cooldown', async () => {
-    server.handler = (_req, res) => { json(res, 500, {}); };
+    ctx.server.handler = (_req, res) => { json(res, 500, {}); };
     const a = make();
     const error = await expectAuthzError(a.ready(), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe('status');
     await expectAuthzError(a.ready(), 'ERR_JWKS_UNAVAILABLE', 503);
-    expect(server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(1);
 
-    server.handler = (_req, res) => { json(res, 200, { keys: [KEY.jwk] }); };
-    clock.advance(JWKS.cooldownMs);
+    ctx.server.handler = (_req, res) => { json(res, 200, { keys: [KEY.jwk] }); };
+    ctx.clock.advance(JWKS.cooldownMs);
     await a.ready();
-    expect(server.requests).toHaveLength(2);
-    await a.authenticate(bearer(mint(server.url)));
-    expect(server.requests).toHaveLength(2);
+    expect(ctx.server.requests).toHaveLength(2);
+    await a.authenticate(bearer(mint(ctx.server.url)));
+    expect(ctx.server.requests).toHaveLength(2);
   });
 
   test('rejects with 503 when nothing listens (connection refused)', async () => {
@@ -78,24 +64,24 @@ describe('ready()', () => {
 describe('close()', () => {
   test('resolves after traffic, with the default dispatcher', async () => {
     const a = make();
-    await a.authenticate(bearer(mint(server.url)));
-    authz = undefined;
+    await a.authenticate(bearer(mint(ctx.server.url)));
+    ctx.authz = undefined;
     await expect(a.close()).resolves.toBeUndefined();
   });
 
   test('resolves when nothing was ever fetched', async () => {
     const a = make();
-    authz = undefined;
+    ctx.authz = undefined;
     await expect(a.close()).resolves.toBeUndefined();
   });
 
   test('resolves promptly while a JWKS fetch is stalled', async () => {
     const timeoutMs = 200;
-    server.handler = (_req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.write('{'); };
-    const a = make(server.url, { ...JWKS, timeoutMs });
+    ctx.server.handler = (_req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.write('{'); };
+    const a = make(ctx.server.url, { ...JWKS, timeoutMs });
     const pending = a.ready().catch((e: unknown) => e);
     await new Promise((resolve) => setImmediate(resolve));
-    authz = undefined;
+    ctx.authz = undefined;
     const started = performance.now();
     await expect(a.close()).resolves.toBeUndefined();
     expect(performance.now() - started).toBeLessThan(timeoutMs + 1_000);

@@ -4,37 +4,15 @@
  */
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { createAuthorizer, type Authorizer } from '../../src/index.js';
+import { describe, expect, test } from 'vitest';
 import { json } from '../helpers/loopback.js';
-import { KEY, KEY2, mint, startJwksServer } from '../helpers/fixtures.js';
-import { bearer, expectAuthzError, manualClock, recordJwksEvents, upstreamReason, type Clock, type EventRecorder } from './harness.js';
+import { KEY, KEY2, mint } from '../helpers/fixtures.js';
+import { bearer, expectAuthzError, upstreamReason, useJwksServer } from './harness.js';
 
 const TIMEOUT_MS = 200;
 const JWKS = { cacheMaxAgeMs: 60_000, cooldownMs: 1_000, maxStaleMs: 600_000, timeoutMs: TIMEOUT_MS };
 
-let server: Awaited<ReturnType<typeof startJwksServer>>;
-let clock: Clock;
-let events: EventRecorder;
-let authz: Authorizer | undefined;
-
-beforeEach(async () => {
-  server = await startJwksServer([KEY]);
-  clock = manualClock();
-  events = recordJwksEvents(server.url);
-});
-
-afterEach(async () => {
-  await authz?.close();
-  authz = undefined;
-  events.dispose();
-  await server.close();
-});
-
-function make(): Authorizer {
-  authz = createAuthorizer({ baseUrl: server.url, now: clock.now, tokenCache: false, jwks: JWKS });
-  return authz;
-}
+const ctx = useJwksServer(JWKS);
 
 /** Sends headers and the start of a JWK Set, then one JSON whitespace byte every 20 ms, forever. */
 function trickle(res: ServerResponse): void {
@@ -55,21 +33,21 @@ const stalls: [string, (res: ServerResponse) => void][] = [
 
 describe('timeout', () => {
   test.each(stalls)('%s → 503 after about timeoutMs', async (_name, handler) => {
-    server.handler = (_req, res) => { handler(res); };
-    const a = make();
+    ctx.server.handler = (_req, res) => { handler(res); };
+    const a = ctx.make();
     const started = performance.now();
-    const error = await expectAuthzError(a.authenticate(bearer(mint(server.url))), 'ERR_JWKS_UNAVAILABLE', 503);
+    const error = await expectAuthzError(a.authenticate(bearer(mint(ctx.server.url))), 'ERR_JWKS_UNAVAILABLE', 503);
     const elapsed = performance.now() - started;
     expect(upstreamReason(error)).toBe('timeout');
     expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
     expect(elapsed).toBeLessThan(TIMEOUT_MS + 1_000);
-    expect(server.requests).toHaveLength(1);
-    expect(events.events).toMatchObject([{ type: 'failed', reason: 'timeout' }]);
+    expect(ctx.server.requests).toHaveLength(1);
+    expect(ctx.events.events).toMatchObject([{ type: 'failed', reason: 'timeout' }]);
   });
 
   test('ready() times out the same way', async () => {
-    server.handler = (_req, res) => { trickle(res); };
-    const a = make();
+    ctx.server.handler = (_req, res) => { trickle(res); };
+    const a = ctx.make();
     const started = performance.now();
     const error = await expectAuthzError(a.ready(), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe('timeout');
@@ -77,37 +55,36 @@ describe('timeout', () => {
   });
 
   test('a slow but complete answer within timeoutMs is accepted', async () => {
-    server.handler = (_req, res) => { setTimeout(() => { json(res, 200, { keys: [KEY.jwk] }); }, TIMEOUT_MS / 2); };
-    const a = make();
-    await a.authenticate(bearer(mint(server.url)));
-    expect(events.events).toMatchObject([{ type: 'refreshed' }]);
+    ctx.server.handler = (_req, res) => { setTimeout(() => { json(res, 200, { keys: [KEY.jwk] }); }, TIMEOUT_MS / 2); };
+    const a = ctx.make();
+    await a.authenticate(bearer(mint(ctx.server.url)));
+    expect(ctx.events.events).toMatchObject([{ type: 'refreshed' }]);
   });
 
   test('with cached keys, a stalled refresh neither holds up requests nor drops the keys', async () => {
     // A longer timeout here, so that "answered before the refresh gave up" holds on a busy machine.
     const timeoutMs = 600;
-    authz = createAuthorizer({ baseUrl: server.url, now: clock.now, tokenCache: false, jwks: { ...JWKS, timeoutMs } });
-    const a = authz;
+    const a = ctx.make({ jwks: { ...JWKS, timeoutMs } });
     await a.ready();
-    server.handler = (_req, res) => { trickle(res); };
-    clock.advance(JWKS.cacheMaxAgeMs + 1);
+    ctx.server.handler = (_req, res) => { trickle(res); };
+    ctx.clock.advance(JWKS.cacheMaxAgeMs + 1);
 
-    const token = bearer(mint(server.url));
+    const token = bearer(mint(ctx.server.url));
     const started = performance.now();
     await a.authenticate(token);
     await a.authenticate(token);
     // Answered from the cache: the refresh, which can only end by timing out, has not ended yet.
-    expect(events.events).toHaveLength(1);
+    expect(ctx.events.events).toHaveLength(1);
     expect(performance.now() - started).toBeLessThan(timeoutMs);
 
-    await events.until(2);
-    expect(events.events[1]).toMatchObject({ type: 'failed', reason: 'timeout' });
-    expect(server.requests).toHaveLength(2);
+    await ctx.events.until(2);
+    expect(ctx.events.events[1]).toMatchObject({ type: 'failed', reason: 'timeout' });
+    expect(ctx.server.requests).toHaveLength(2);
     await a.authenticate(token);
 
     // An unknown kid after the cooldown waits for one (timing-out) fetch and gets a 503, not a 401.
-    clock.advance(JWKS.cooldownMs);
-    await expectAuthzError(a.authenticate(bearer(mint(server.url, {}, {}, KEY2))), 'ERR_JWKS_UNAVAILABLE', 503);
-    expect(server.requests).toHaveLength(3);
+    ctx.clock.advance(JWKS.cooldownMs);
+    await expectAuthzError(a.authenticate(bearer(mint(ctx.server.url, {}, {}, KEY2))), 'ERR_JWKS_UNAVAILABLE', 503);
+    expect(ctx.server.requests).toHaveLength(3);
   });
 });

@@ -4,25 +4,17 @@
  * string never causes a fetch.
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { createAuthorizer, type Authorizer, type AuthorizerOptions } from '../../src/index.js';
+import { beforeEach, describe, expect, test } from 'vitest';
+import { type Authorizer } from '../../src/index.js';
 import { b64url } from '../../src/testing/sign-jwt.js';
 import { json } from '../helpers/loopback.js';
-import { KEY, mint, startJwksServer } from '../helpers/fixtures.js';
-import { bearer, expectAuthzError, manualClock, recordJwksEvents, type Clock, type EventRecorder } from './harness.js';
+import { KEY, mint } from '../helpers/fixtures.js';
+import { bearer, expectAuthzError, useJwksServer } from './harness.js';
 
 const JWKS = { cacheMaxAgeMs: 60_000, cooldownMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 };
 
-let server: Awaited<ReturnType<typeof startJwksServer>>;
-let clock: Clock;
-let events: EventRecorder;
-let authz: Authorizer | undefined;
+const ctx = useJwksServer(JWKS);
 let baseToken: string;
-
-function make(extra: Partial<AuthorizerOptions> = {}): Authorizer {
-  authz = createAuthorizer({ baseUrl: server.url, now: clock.now, tokenCache: false, jwks: JWKS, ...extra });
-  return authz;
-}
 
 /**
  * A token naming a kid the JWKS has never held. Only the header changes between calls: no key is
@@ -45,71 +37,61 @@ function expectAll401(results: PromiseSettledResult<unknown>[]): void {
   }
 }
 
-beforeEach(async () => {
-  server = await startJwksServer([KEY]);
+beforeEach(() => {
   // Answer after 30 ms so that concurrent callers really overlap one fetch.
   const keys = { keys: [KEY.jwk] };
-  server.handler = (_req, res) => { setTimeout(() => { json(res, 200, keys); }, 30); };
-  clock = manualClock();
-  events = recordJwksEvents(server.url);
-  baseToken = mint(server.url);
-});
-
-afterEach(async () => {
-  await authz?.close();
-  authz = undefined;
-  events.dispose();
-  await server.close();
+  ctx.server.handler = (_req, res) => { setTimeout(() => { json(res, 200, keys); }, 30); };
+  baseToken = mint(ctx.server.url);
 });
 
 describe('unknown kid', () => {
   test('50 concurrent unknown kids cause exactly one fetch per cooldown', async () => {
-    const a = make();
+    const a = ctx.make();
     await a.ready();
-    expect(server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(1);
 
     // Still inside the cooldown of the warm-up fetch: no fetch at all.
     expectAll401(await flood(a, 50));
-    expect(server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(1);
 
-    clock.advance(JWKS.cooldownMs);
+    ctx.clock.advance(JWKS.cooldownMs);
     expectAll401(await flood(a, 50));
-    expect(server.requests).toHaveLength(2);
+    expect(ctx.server.requests).toHaveLength(2);
 
     // Same instant, and one ms short of the next cooldown: nothing more.
     expectAll401(await flood(a, 50));
-    clock.advance(JWKS.cooldownMs - 1);
+    ctx.clock.advance(JWKS.cooldownMs - 1);
     expectAll401(await flood(a, 50));
-    expect(server.requests).toHaveLength(2);
+    expect(ctx.server.requests).toHaveLength(2);
 
-    clock.advance(1);
+    ctx.clock.advance(1);
     expectAll401(await flood(a, 50));
-    expect(server.requests).toHaveLength(3);
-    expect(events.events.map((e) => e.type)).toEqual(['refreshed', 'refreshed', 'refreshed']);
+    expect(ctx.server.requests).toHaveLength(3);
+    expect(ctx.events.events.map((e) => e.type)).toEqual(['refreshed', 'refreshed', 'refreshed']);
 
     // The flood did not disturb the known key.
-    await a.authenticate(bearer(mint(server.url)));
-    expect(server.requests).toHaveLength(3);
+    await a.authenticate(bearer(mint(ctx.server.url)));
+    expect(ctx.server.requests).toHaveLength(3);
   });
 
   test('a cold-start flood of 50 unknown kids shares a single fetch', async () => {
-    const a = make();
+    const a = ctx.make();
     expectAll401(await flood(a, 50));
-    expect(server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(1);
   });
 
   test('a cold-start burst of 50 valid tokens shares a single fetch', async () => {
-    const a = make();
-    const results = await Promise.all(Array.from({ length: 50 }, () => a.authenticate(bearer(mint(server.url)))));
+    const a = ctx.make();
+    const results = await Promise.all(Array.from({ length: 50 }, () => a.authenticate(bearer(mint(ctx.server.url)))));
     expect(results).toHaveLength(50);
-    expect(server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(1);
   });
 
   test('a cooldown of 0 still shares one fetch among concurrent callers', async () => {
-    const a = make({ jwks: { ...JWKS, cooldownMs: 0 } });
+    const a = ctx.make({ jwks: { ...JWKS, cooldownMs: 0 } });
     await a.ready();
     expectAll401(await flood(a, 50));
-    expect(server.requests).toHaveLength(2);
+    expect(ctx.server.requests).toHaveLength(2);
   });
 
   const badKids: [string, Record<string, unknown>][] = [
@@ -123,29 +105,29 @@ describe('unknown kid', () => {
   ];
 
   test.each(badKids)('%s kid: 401 and zero fetches, cold or warm', async (_name, header) => {
-    const token = bearer(mint(server.url, {}, header));
-    const a = make();
+    const token = bearer(mint(ctx.server.url, {}, header));
+    const a = ctx.make();
     await expectAuthzError(a.authenticate(token), 'ERR_TOKEN_INVALID', 401);
-    expect(server.requests).toHaveLength(0);
+    expect(ctx.server.requests).toHaveLength(0);
 
     await a.ready();
-    clock.advance(JWKS.cooldownMs * 10);
+    ctx.clock.advance(JWKS.cooldownMs * 10);
     await expectAuthzError(a.authenticate(token), 'ERR_TOKEN_INVALID', 401);
-    expect(server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(1);
   });
 
   test('an unknown kid while the endpoint is failing is a 503, not a 401', async () => {
-    const a = make();
+    const a = ctx.make();
     await a.ready();
-    server.handler = (_req, res) => { json(res, 500, { error: 'down' }); };
-    clock.advance(JWKS.cooldownMs);
+    ctx.server.handler = (_req, res) => { json(res, 500, { error: 'down' }); };
+    ctx.clock.advance(JWKS.cooldownMs);
     const token = unknownKidToken();
     const error = await expectAuthzError(a.authenticate(token), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(error.message).not.toContain(token.slice(7));
     expect((error.cause as { reason?: unknown }).reason).toBe('status');
-    expect(server.requests).toHaveLength(2);
+    expect(ctx.server.requests).toHaveLength(2);
     // The cached key still verifies meanwhile.
-    await a.authenticate(bearer(mint(server.url)));
-    expect(server.requests).toHaveLength(2);
+    await a.authenticate(bearer(mint(ctx.server.url)));
+    expect(ctx.server.requests).toHaveLength(2);
   });
 });

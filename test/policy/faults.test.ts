@@ -8,58 +8,38 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { Authorizer, PolicyOptions } from '../../src/index.js';
 import { json, startLoopback, type Loopback } from '../helpers/loopback.js';
-import { examplePolicy, type PolicyServer } from '../helpers/policy-server.js';
-import {
-  Authorizers, Clock, driverCanWrite, expectAuthzError, identityFor, READ, recordPolicyEvents, startPolicyApi, uniqueApp, upstreamReason, WRITE,
-  type PolicyEventRecorder,
-} from './harness.js';
+import { examplePolicy } from '../helpers/policy-server.js';
+import { Clock, driverCanWrite, expectAuthzError, identityFor, READ, upstreamReason, usePolicyApi, WRITE } from './harness.js';
 
 const MAX_BYTES = 4_096;
 /** For the faults that hang; every other test has a generous timeout, so that load never turns a fault into a timeout. */
 const TIMEOUT_MS = 250;
 const P = { ttlMs: 10_000, maxStaleMs: 60_000, minRefreshIntervalMs: 1_000, timeoutMs: 5_000, maxBytes: MAX_BYTES } satisfies PolicyOptions;
 
-let server: PolicyServer;
 let elsewhere: Loopback;
-const authorizers = new Authorizers();
-let clock: Clock;
-let app: string;
-let events: PolicyEventRecorder;
-
-beforeAll(async () => {
-  server = await startPolicyApi();
-  elsewhere = await startLoopback((_req, res) => { json(res, 200, examplePolicy('evil', app)); });
-  // Warm up undici's code paths in this worker, so that the short timeouts below measure the server only.
-  app = 'warm-up';
-  server.policy = examplePolicy('c1', app);
-  const authz = authorizers.forServer(server, new Clock(), P);
-  await authz.authorize(await identityFor(authz, app), READ);
-  await authorizers.closeAll();
-});
-afterAll(async () => {
-  await server.close();
-  await elsewhere.close();
-});
-beforeEach(() => {
-  app = uniqueApp();
-  server.policy = examplePolicy('c1', app);
-  server.fault = undefined;
-  server.requests.length = 0;
-  elsewhere.requests.length = 0;
-  clock = new Clock();
-  events = recordPolicyEvents(app);
-});
-afterEach(async () => {
-  events.dispose();
-  await authorizers.closeAll();
+// Registered before usePolicyApi's hooks, so that it runs after them: once the authorizers are closed.
+afterEach(() => {
   // No request may ever reach the other host, whatever the test.
   expect(elsewhere.requests).toHaveLength(0);
 });
+const ctx = usePolicyApi();
+
+beforeAll(async () => {
+  elsewhere = await startLoopback((_req, res) => { json(res, 200, examplePolicy('evil', ctx.app)); });
+  // Warm up undici's code paths in this worker, so that the short timeouts below measure the server only.
+  const app = 'warm-up';
+  ctx.server.policy = examplePolicy('c1', app);
+  const authz = ctx.authorizers.forServer(ctx.server, new Clock(), P);
+  await authz.authorize(await identityFor(authz, app), READ);
+  await ctx.authorizers.closeAll();
+});
+afterAll(() => elsewhere.close());
+beforeEach(() => { elsewhere.requests.length = 0; });
 
 /** A policy whose JSON is larger than MAX_BYTES. */
 function bigPolicy(changeId: string): object {
   const roles = Array.from({ length: 100 }, (_, i) => ({ key: `ROLE-${i}`, servicePolicies: [{ serviceDefinitionKey: 'vehicle-service', permissions: [{ key: 'READ' }] }] }));
-  const policy = { ...driverCanWrite(changeId, app), roles: [...driverCanWrite(changeId, app).roles, ...roles] };
+  const policy = { ...driverCanWrite(changeId, ctx.app), roles: [...driverCanWrite(changeId, ctx.app).roles, ...roles] };
   expect(JSON.stringify(policy).length).toBeGreaterThan(MAX_BYTES);
   return policy;
 }
@@ -68,7 +48,7 @@ type Fault = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Every fault answers with, or would lead to, a policy in which DRIVER may WRITE: a grant would show it was used. */
 const FAULTS: [name: string, reason: string, fault: Fault][] = [
-  ['HTTP 500', 'status', (_req, res) => { json(res, 500, driverCanWrite('c2', app)); }],
+  ['HTTP 500', 'status', (_req, res) => { json(res, 500, driverCanWrite('c2', ctx.app)); }],
   ['HTTP 503', 'status', (_req, res) => { json(res, 503, { error: 'unavailable' }); }],
   ['HTTP 401', 'status', (_req, res) => { json(res, 401, { error: 'unauthorized' }); }],
   ['connection reset', 'network', (req) => { req.socket.destroy(); }],
@@ -76,15 +56,15 @@ const FAULTS: [name: string, reason: string, fault: Fault][] = [
   ['headers then a body that never ends', 'timeout', (_req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.write('{"applicationId":'); }],
   ['garbage JSON', 'malformed', (_req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"applicationId": "app-1", "changeId": "c2", roles: [}'); }],
   ['an empty 200 body', 'malformed', (_req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(); }],
-  ['a JSON array', 'malformed', (_req, res) => { json(res, 200, [driverCanWrite('c2', app)]); }],
+  ['a JSON array', 'malformed', (_req, res) => { json(res, 200, [driverCanWrite('c2', ctx.app)]); }],
   ['JSON null', 'malformed', (_req, res) => { json(res, 200, null); }],
-  ['roles not an array', 'malformed', (_req, res) => { json(res, 200, { applicationId: app, changeId: 'c2', roles: { DRIVER: ['WRITE'] } }); }],
+  ['roles not an array', 'malformed', (_req, res) => { json(res, 200, { applicationId: ctx.app, changeId: 'c2', roles: { DRIVER: ['WRITE'] } }); }],
   ['a permission without key', 'malformed', (_req, res) => {
-    json(res, 200, { applicationId: app, changeId: 'c2', roles: [{ key: 'DRIVER', servicePolicies: [{ serviceDefinitionKey: 'vehicle-service', permissions: ['WRITE'] }] }] });
+    json(res, 200, { applicationId: ctx.app, changeId: 'c2', roles: [{ key: 'DRIVER', servicePolicies: [{ serviceDefinitionKey: 'vehicle-service', permissions: ['WRITE'] }] }] });
   }],
-  ['changeId missing', 'malformed', (_req, res) => { const { changeId: _c, ...rest } = driverCanWrite('c2', app); json(res, 200, rest); }],
-  ['a wrong applicationId', 'malformed', (_req, res) => { json(res, 200, driverCanWrite('c2', `${app}-other`)); }],
-  ['applicationId missing', 'malformed', (_req, res) => { const { applicationId: _a, ...rest } = driverCanWrite('c2', app); json(res, 200, rest); }],
+  ['changeId missing', 'malformed', (_req, res) => { const { changeId: _c, ...rest } = driverCanWrite('c2', ctx.app); json(res, 200, rest); }],
+  ['a wrong applicationId', 'malformed', (_req, res) => { json(res, 200, driverCanWrite('c2', `${ctx.app}-other`)); }],
+  ['applicationId missing', 'malformed', (_req, res) => { const { applicationId: _a, ...rest } = driverCanWrite('c2', ctx.app); json(res, 200, rest); }],
   ['an oversize body with Content-Length', 'oversize', (_req, res) => { json(res, 200, bigPolicy('c2')); }],
   ['an oversize chunked body', 'oversize', (_req, res) => {
     const text = JSON.stringify(bigPolicy('c2'));
@@ -97,143 +77,143 @@ const FAULTS: [name: string, reason: string, fault: Fault][] = [
 ];
 
 function useFault(fault: Fault): void {
-  server.fault = (req, res) => { fault(req, res); return true; };
+  ctx.server.fault = (req, res) => { fault(req, res); return true; };
 }
 
 function make(reason?: string): Authorizer {
-  return authorizers.forServer(server, clock, reason === 'timeout' ? { ...P, timeoutMs: TIMEOUT_MS } : P);
+  return ctx.authorizer(reason === 'timeout' ? { ...P, timeoutMs: TIMEOUT_MS } : P);
 }
 
 describe.each(FAULTS)('%s', (_name, reason, fault) => {
   test('cold cache: 503 ERR_POLICY_UNAVAILABLE; retries are spaced by minRefreshIntervalMs; recovers', async () => {
     const authz = make(reason);
-    const id = await identityFor(authz, app);
+    const id = await identityFor(authz, ctx.app);
     useFault(fault);
     const error = await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe(reason);
-    expect(server.requests).toHaveLength(1);
-    expect(events.types()).toEqual(['failed']);
-    expect(events.events[0]!.message).toMatchObject({ applicationId: app, reason });
+    expect(ctx.server.requests).toHaveLength(1);
+    expect(ctx.events.types()).toEqual(['failed']);
+    expect(ctx.events.events[0]!.message).toMatchObject({ applicationId: ctx.app, reason });
     // Nothing was cached: a check() also fails with 503, never with a grant or a 403.
     await expectAuthzError(authz.authorize(id, WRITE), 'ERR_POLICY_UNAVAILABLE', 503);
-    expect(server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(1);
 
-    server.fault = undefined;
-    clock.advance(P.minRefreshIntervalMs - 1);
+    ctx.server.fault = undefined;
+    ctx.clock.advance(P.minRefreshIntervalMs - 1);
     await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
-    expect(server.requests).toHaveLength(1);
-    clock.advance(1);
+    expect(ctx.server.requests).toHaveLength(1);
+    ctx.clock.advance(1);
     expect(await authz.authorize(id, READ)).toMatchObject({ granted: true, changeId: 'c1' });
-    expect(server.requests).toHaveLength(2);
-    expect(server.requests[1]!.headers['if-none-match']).toBeUndefined();
+    expect(ctx.server.requests).toHaveLength(2);
+    expect(ctx.server.requests[1]!.headers['if-none-match']).toBeUndefined();
     expect(await authz.authorize(id, WRITE)).toMatchObject({ granted: false, changeId: 'c1' });
   });
 
   test('warm cache: the cached policy is served until maxStaleMs after the last success, then 503', async () => {
     const authz = make(reason);
-    const id = await identityFor(authz, app);
-    const t0 = clock.now();
+    const id = await identityFor(authz, ctx.app);
+    const t0 = ctx.clock.now();
     await authz.authorize(id, READ);
     useFault(fault);
 
-    clock.advance(P.ttlMs);
+    ctx.clock.advance(P.ttlMs);
     expect(await authz.authorize(id, READ)).toMatchObject({ granted: true, changeId: 'c1' });
-    const [failed] = await events.until('failed');
-    expect(failed!.message).toMatchObject({ applicationId: app, reason });
-    expect(server.requests).toHaveLength(2);
+    const [failed] = await ctx.events.until('failed');
+    expect(failed!.message).toMatchObject({ applicationId: ctx.app, reason });
+    expect(ctx.server.requests).toHaveLength(2);
     // The failed revalidation did not swap anything in: DRIVER still cannot write.
     expect(await authz.authorize(id, WRITE)).toMatchObject({ granted: false, changeId: 'c1' });
-    expect(server.requests).toHaveLength(2);
+    expect(ctx.server.requests).toHaveLength(2);
 
     // The last usable millisecond: served, and another (failing) attempt is made.
-    clock.ms = t0 + P.maxStaleMs;
+    ctx.clock.ms = t0 + P.maxStaleMs;
     expect(await authz.authorize(id, READ)).toMatchObject({ granted: true, changeId: 'c1' });
-    await events.until('failed', 2);
-    expect(server.requests).toHaveLength(3);
-    const stale = events.events.filter((e) => e.type === 'stale-served');
+    await ctx.events.until('failed', 2);
+    expect(ctx.server.requests).toHaveLength(3);
+    const stale = ctx.events.events.filter((e) => e.type === 'stale-served');
     expect(stale.at(-1)!.message).toMatchObject({ ageMs: P.maxStaleMs, lastError: { reason } });
 
     // One millisecond later: 503, and no request (the last attempt was 1 ms ago).
-    clock.ms = t0 + P.maxStaleMs + 1;
+    ctx.clock.ms = t0 + P.maxStaleMs + 1;
     const error = await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe(reason);
-    expect(server.requests).toHaveLength(3);
+    expect(ctx.server.requests).toHaveLength(3);
     await expectAuthzError(authz.authorize(id, WRITE), 'ERR_POLICY_UNAVAILABLE', 503);
 
     // Once the spacing allows it, another attempt; still failing: 503.
-    clock.advance(P.minRefreshIntervalMs);
+    ctx.clock.advance(P.minRefreshIntervalMs);
     await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
-    expect(server.requests).toHaveLength(4);
-    expect(events.types().filter((t) => t === 'failed')).toHaveLength(3);
-    expect(events.types()).not.toContain('changed');
+    expect(ctx.server.requests).toHaveLength(4);
+    expect(ctx.events.types().filter((t) => t === 'failed')).toHaveLength(3);
+    expect(ctx.events.types()).not.toContain('changed');
 
     // The API is back: the next attempt revalidates (304) and serves again.
-    server.fault = undefined;
-    clock.advance(P.minRefreshIntervalMs);
+    ctx.server.fault = undefined;
+    ctx.clock.advance(P.minRefreshIntervalMs);
     expect(await authz.authorize(id, READ)).toMatchObject({ granted: true, changeId: 'c1' });
-    expect(server.requests).toHaveLength(5);
+    expect(ctx.server.requests).toHaveLength(5);
   });
 });
 
 describe('specific faults', () => {
   test('a response for another application is rejected and never cached, not even under that application', async () => {
     const authz = make();
-    const id = await identityFor(authz, app);
-    const other = `${app}-other`;
+    const id = await identityFor(authz, ctx.app);
+    const other = `${ctx.app}-other`;
     const otherId = await identityFor(authz, other);
-    server.policy = driverCanWrite('c9', other);
+    ctx.server.policy = driverCanWrite('c9', other);
     await expectAuthzError(authz.authorize(id, WRITE), 'ERR_POLICY_UNAVAILABLE', 503);
-    expect(server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(1);
     // The other application's own request is made: the rejected document was not kept for it.
     expect(await authz.authorize(otherId, WRITE)).toMatchObject({ granted: true, changeId: 'c9' });
-    expect(server.requests).toHaveLength(2);
-    expect(server.requests[1]!.headers['if-none-match']).toBeUndefined();
+    expect(ctx.server.requests).toHaveLength(2);
+    expect(ctx.server.requests[1]!.headers['if-none-match']).toBeUndefined();
   });
 
   test('with a warm cache, a revalidation answered for another application is a failure, not a swap', async () => {
     const authz = make();
-    const id = await identityFor(authz, app);
+    const id = await identityFor(authz, ctx.app);
     await authz.authorize(id, READ);
-    server.policy = driverCanWrite('c1', `${app}-other`);
-    clock.advance(P.ttlMs);
-    server.fault = (_req, res) => { json(res, 200, server.policy); return true; }; // ignore If-None-Match
+    ctx.server.policy = driverCanWrite('c1', `${ctx.app}-other`);
+    ctx.clock.advance(P.ttlMs);
+    ctx.server.fault = (_req, res) => { json(res, 200, ctx.server.policy); return true; }; // ignore If-None-Match
     await authz.authorize(id, READ);
-    const [failed] = await events.until('failed');
+    const [failed] = await ctx.events.until('failed');
     expect(failed!.message.reason).toBe('malformed');
-    expect(events.types()).not.toContain('revalidated');
+    expect(ctx.events.types()).not.toContain('revalidated');
     expect(await authz.authorize(id, WRITE)).toMatchObject({ granted: false, changeId: 'c1' });
   });
 
   test('a body of exactly maxBytes is accepted; one byte more is refused', async () => {
-    const text = JSON.stringify(examplePolicy('c1', app));
-    const exact = authorizers.forServer(server, clock, { ...P, maxBytes: Buffer.byteLength(text) });
-    const under = authorizers.forServer(server, clock, { ...P, maxBytes: Buffer.byteLength(text) - 1 });
-    expect((await exact.authorize(await identityFor(exact, app), READ)).granted).toBe(true);
-    const error = await expectAuthzError(under.authorize(await identityFor(under, app), READ), 'ERR_POLICY_UNAVAILABLE', 503);
+    const text = JSON.stringify(examplePolicy('c1', ctx.app));
+    const exact = ctx.authorizer({ ...P, maxBytes: Buffer.byteLength(text) });
+    const under = ctx.authorizer({ ...P, maxBytes: Buffer.byteLength(text) - 1 });
+    expect((await exact.authorize(await identityFor(exact, ctx.app), READ)).granted).toBe(true);
+    const error = await expectAuthzError(under.authorize(await identityFor(under, ctx.app), READ), 'ERR_POLICY_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe('oversize');
   });
 
   test('a 304 to a request without If-None-Match (cold cache) is refused', async () => {
     const authz = make();
-    const id = await identityFor(authz, app);
-    server.fault = (_req, res) => { res.writeHead(304, { etag: '"c1"' }); res.end(); return true; };
+    const id = await identityFor(authz, ctx.app);
+    ctx.server.fault = (_req, res) => { res.writeHead(304, { etag: '"c1"' }); res.end(); return true; };
     await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
-    expect(server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(1);
   });
 
   test('a revalidation answered 200 with the same changeId but a malformed body is a failure: it neither keeps the cache alive nor swaps', async () => {
     const authz = make();
-    const id = await identityFor(authz, app);
-    const t0 = clock.now();
+    const id = await identityFor(authz, ctx.app);
+    const t0 = ctx.clock.now();
     await authz.authorize(id, READ);
-    server.fault = (_req, res) => { json(res, 200, { applicationId: app, changeId: 'c1', roles: 'everything' }); return true; };
-    clock.advance(P.ttlMs);
+    ctx.server.fault = (_req, res) => { json(res, 200, { applicationId: ctx.app, changeId: 'c1', roles: 'everything' }); return true; };
+    ctx.clock.advance(P.ttlMs);
     await authz.authorize(id, READ);
-    const [failed] = await events.until('failed');
+    const [failed] = await ctx.events.until('failed');
     expect(failed!.message.reason).toBe('malformed');
-    expect(events.types()).not.toContain('revalidated');
+    expect(ctx.events.types()).not.toContain('revalidated');
     // Past maxStaleMs after the last *valid* answer: 503.
-    clock.ms = t0 + P.maxStaleMs + 1;
+    ctx.clock.ms = t0 + P.maxStaleMs + 1;
     await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
   });
 
@@ -241,29 +221,29 @@ describe('specific faults', () => {
     const gone = await startLoopback(() => undefined);
     const url = `${gone.url}/policy/v1/roles`;
     await gone.close();
-    const authz = authorizers.forServer(server, clock, P, { policyUrl: url });
-    const id = await identityFor(authz, app);
+    const authz = ctx.authorizer(P, { policyUrl: url });
+    const id = await identityFor(authz, ctx.app);
     const error = await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe('network');
 
     // Warm: fetched while up, then the API goes down.
     let up = true;
-    const flaky = authorizers.forServer(server, clock, P);
-    server.fault = (req) => { if (up) return false; req.socket.destroy(); return true; };
-    const t0 = clock.now();
-    await flaky.authorize(await identityFor(flaky, app), READ);
+    const flaky = ctx.authorizer(P);
+    ctx.server.fault = (req) => { if (up) return false; req.socket.destroy(); return true; };
+    const t0 = ctx.clock.now();
+    await flaky.authorize(await identityFor(flaky, ctx.app), READ);
     up = false;
-    clock.advance(P.ttlMs);
-    expect((await flaky.authorize(await identityFor(flaky, app), READ)).granted).toBe(true);
-    await events.until('failed', 2);
-    clock.ms = t0 + P.maxStaleMs + 1;
-    await expectAuthzError(flaky.authorize(await identityFor(flaky, app), READ), 'ERR_POLICY_UNAVAILABLE', 503);
+    ctx.clock.advance(P.ttlMs);
+    expect((await flaky.authorize(await identityFor(flaky, ctx.app), READ)).granted).toBe(true);
+    await ctx.events.until('failed', 2);
+    ctx.clock.ms = t0 + P.maxStaleMs + 1;
+    await expectAuthzError(flaky.authorize(await identityFor(flaky, ctx.app), READ), 'ERR_POLICY_UNAVAILABLE', 503);
   });
 
   test('a hung fetch is abandoned after timeoutMs (real time), not after the test timeout', async () => {
     const authz = make('timeout');
-    const id = await identityFor(authz, app);
-    server.fault = () => true; // never answers
+    const id = await identityFor(authz, ctx.app);
+    ctx.server.fault = () => true; // never answers
     const started = performance.now();
     await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
     const elapsed = performance.now() - started;

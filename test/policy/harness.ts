@@ -6,13 +6,16 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { expect } from 'vitest';
-import { channels, createAuthorizer, IamAuthzError, type Authorizer, type AuthorizerOptions, type Identity, type PolicyOptions } from '../../src/index.js';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { channels, type Authorizer, type AuthorizerOptions, type Identity, type PolicyOptions } from '../../src/index.js';
 import { signJwt } from '../../src/testing/sign-jwt.js';
-import type { PolicyServer } from '../helpers/policy-server.js';
-import { servePolicy, START_MS, VEHICLE, type Clock } from './server.js';
+import { Authorizers as TrackedAuthorizers } from '../helpers/authorizers.js';
+import { defined } from '../helpers/hooks.js';
+import { examplePolicy, type PolicyServer } from '../helpers/policy-server.js';
+import { Clock, servePolicy, START_MS, startPolicyApi, uniqueApp, VEHICLE } from './server.js';
 import { POLICY_TEST_KEY } from './test-key.js';
 
+export { expectAuthzError, upstreamReason } from '../helpers/errors.js';
 export { Clock, driverCanWrite, servePolicy, START_MS, startPolicyApi, uniqueApp, VEHICLE } from './server.js';
 
 /** Issuer base of the tokens; keys are static, so nothing is fetched from it. */
@@ -48,22 +51,10 @@ export function mint(baseUrl: string, overrides: Record<string, unknown> = {}): 
 export const TEST_JWKS = { keys: [POLICY_TEST_KEY.jwk] };
 
 /** Creates authorizers and closes them all at the end. */
-export class Authorizers {
-  readonly #open: Authorizer[] = [];
-
-  create(options: AuthorizerOptions): Authorizer {
-    const authz = createAuthorizer(options);
-    this.#open.push(authz);
-    return authz;
-  }
-
+export class Authorizers extends TrackedAuthorizers {
   /** An authorizer with a static JWKS for {@link BASE} and `policyUrl` on the loopback server. */
   forServer(server: PolicyServer, clock: Clock, policy: PolicyOptions, extra: Partial<AuthorizerOptions> = {}): Authorizer {
     return this.create({ baseUrl: BASE, jwks: TEST_JWKS, policyUrl: `${server.url}/policy/v1/roles`, now: clock.now, policy, ...extra });
-  }
-
-  async closeAll(): Promise<void> {
-    await Promise.all(this.#open.splice(0).map((a) => a.close()));
   }
 }
 
@@ -175,18 +166,58 @@ export function recordPolicyEvents(app: string): PolicyEventRecorder {
   };
 }
 
-/** Asserts that `promise` rejects with an {@link IamAuthzError} of exactly this code and status. */
-export async function expectAuthzError(promise: Promise<unknown>, code: string, status: number): Promise<IamAuthzError> {
-  const error: unknown = await promise.then(
-    () => { throw new Error(`expected rejection with ${code}, but it resolved`); },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(IamAuthzError);
-  expect(error).toMatchObject({ code, status });
-  return error as IamAuthzError;
+/** What {@link usePolicyApi} gives a test file; `server` is the file's, the rest is new in every test. */
+export interface PolicyApiContext {
+  readonly server: PolicyServer;
+  readonly clock: Clock;
+  /** A fresh application id; `server` serves the example policy (changeId `c1`) for it. */
+  readonly app: string;
+  /** Events of {@link app} (only when `usePolicyApi` records them). */
+  readonly events: PolicyEventRecorder;
+  /** Closed after every test. */
+  readonly authorizers: Authorizers;
+  /** `authorizers.forServer(server, clock, policy, extra)`. */
+  authorizer(policy: PolicyOptions, extra?: Partial<AuthorizerOptions>): Authorizer;
 }
 
-/** `UpstreamError.reason` behind a 503. */
-export function upstreamReason(error: IamAuthzError): unknown {
-  return (error.cause as { reason?: unknown } | undefined)?.reason;
+/**
+ * Registers the hooks of a policy test file: one loopback policy API for the file; before every
+ * test a unique application, the example policy (changeId `c1`) for it, no fault, an empty request
+ * log, a new clock and (unless `events: false`) an event recorder; after every test the recorder is
+ * disposed and the authorizers are closed.
+ */
+export function usePolicyApi({ events: record = true }: { events?: boolean } = {}): PolicyApiContext {
+  const authorizers = new Authorizers();
+  let server: PolicyServer | undefined;
+  let clock: Clock | undefined;
+  let app: string | undefined;
+  let events: PolicyEventRecorder | undefined;
+
+  beforeAll(async () => { server = await startPolicyApi(); });
+  afterAll(() => server?.close());
+  beforeEach(() => {
+    app = uniqueApp();
+    const s = defined(server, 'server');
+    s.policy = examplePolicy('c1', app);
+    s.fault = undefined;
+    s.requests.length = 0;
+    clock = new Clock();
+    events = record ? recordPolicyEvents(app) : undefined;
+  });
+  afterEach(async () => {
+    events?.dispose();
+    events = undefined;
+    await authorizers.closeAll();
+  });
+
+  return {
+    get server() { return defined(server, 'server'); },
+    get clock() { return defined(clock, 'clock'); },
+    get app() { return defined(app, 'app'); },
+    get events() { return defined(events, 'events'); },
+    authorizers,
+    authorizer(policy, extra) {
+      return authorizers.forServer(defined(server, 'server'), defined(clock, 'clock'), policy, extra);
+    },
+  };
 }

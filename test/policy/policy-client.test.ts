@@ -4,36 +4,20 @@
  * replaced, not mutated, when it changes.
  */
 import { Agent } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { PolicyClient, type PolicyClientConfig } from '../../src/policy/policy-client.js';
 import { json } from '../helpers/loopback.js';
-import { examplePolicy, type PolicyServer } from '../helpers/policy-server.js';
-import { Clock, driverCanWrite, startPolicyApi, uniqueApp } from './server.js';
+import { driverCanWrite, usePolicyApi } from './harness.js';
 
-let server: PolicyServer;
+const ctx = usePolicyApi({ events: false });
 let dispatcher: Agent;
-let clock: Clock;
-let app: string;
 
-beforeAll(async () => {
-  server = await startPolicyApi();
-  dispatcher = new Agent();
-});
-afterAll(async () => {
-  await dispatcher.close();
-  await server.close();
-});
-beforeEach(() => {
-  app = uniqueApp();
-  server.policy = examplePolicy('c1', app);
-  server.fault = undefined;
-  server.requests.length = 0;
-  clock = new Clock();
-});
+beforeAll(() => { dispatcher = new Agent(); });
+afterAll(() => dispatcher.close());
 
 function client(overrides: Partial<PolicyClientConfig> = {}): PolicyClient {
   return new PolicyClient({
-    url: `${server.url}/policy/v1/roles`,
+    url: `${ctx.server.url}/policy/v1/roles`,
     dispatcher,
     policyToken: undefined,
     ttlMs: 10_000,
@@ -42,7 +26,7 @@ function client(overrides: Partial<PolicyClientConfig> = {}): PolicyClient {
     timeoutMs: 3_000,
     maxApplications: 10,
     maxBytes: 1 << 20,
-    now: clock.now,
+    now: ctx.clock.now,
     ...overrides,
   });
 }
@@ -50,35 +34,35 @@ function client(overrides: Partial<PolicyClientConfig> = {}): PolicyClient {
 describe('compiled policy identity', () => {
   test('a 304 keeps the very same compiled policy object', async () => {
     const c = client();
-    const first = await c.get(app, 'tok');
-    clock.advance(1_000);
-    const again = await c.refreshAfterDenial(app, 'tok', first);
+    const first = await c.get(ctx.app, 'tok');
+    ctx.clock.advance(1_000);
+    const again = await c.refreshAfterDenial(ctx.app, 'tok', first);
     expect(again).toBeUndefined(); // nothing new to decide with
-    const second = await c.get(app, 'tok');
+    const second = await c.get(ctx.app, 'tok');
     expect(second.policy).toBe(first.policy);
-    expect(second.fetchedAt).toBe(clock.now());
-    expect(server.requests).toHaveLength(2);
-    expect(server.requests[1]!.headers['if-none-match']).toBe('"c1"');
+    expect(second.fetchedAt).toBe(ctx.clock.now());
+    expect(ctx.server.requests).toHaveLength(2);
+    expect(ctx.server.requests[1]!.headers['if-none-match']).toBe('"c1"');
   });
 
   test('a 200 with the same changeId keeps the very same compiled policy object, whatever its content', async () => {
     const c = client();
-    const first = await c.get(app, 'tok');
-    server.fault = (_req, res) => { json(res, 200, driverCanWrite('c1', app)); return true; };
-    clock.advance(1_000);
-    expect(await c.refreshAfterDenial(app, 'tok', first)).toBeUndefined();
-    const second = await c.get(app, 'tok');
+    const first = await c.get(ctx.app, 'tok');
+    ctx.server.fault = (_req, res) => { json(res, 200, driverCanWrite('c1', ctx.app)); return true; };
+    ctx.clock.advance(1_000);
+    expect(await c.refreshAfterDenial(ctx.app, 'tok', first)).toBeUndefined();
+    const second = await c.get(ctx.app, 'tok');
     expect(second.policy).toBe(first.policy);
     expect(second.policy.roles.get('DRIVER')?.get('vehicle-service')?.has('WRITE')).toBe(false);
-    expect(server.requests).toHaveLength(2);
+    expect(ctx.server.requests).toHaveLength(2);
   });
 
   test('a new changeId replaces the compiled policy (the old object is left untouched)', async () => {
     const c = client();
-    const first = await c.get(app, 'tok');
-    server.policy = driverCanWrite('c2', app);
-    clock.advance(1_000);
-    const fresher = await c.refreshAfterDenial(app, 'tok', first);
+    const first = await c.get(ctx.app, 'tok');
+    ctx.server.policy = driverCanWrite('c2', ctx.app);
+    ctx.clock.advance(1_000);
+    const fresher = await c.refreshAfterDenial(ctx.app, 'tok', first);
     expect(fresher).toBeDefined();
     expect(fresher!.policy).not.toBe(first.policy);
     expect(fresher!.policy.changeId).toBe('c2');
@@ -89,9 +73,9 @@ describe('compiled policy identity', () => {
 
   test('close() forgets every application and makes no further request (503)', async () => {
     const c = client();
-    await c.get(app, 'tok');
+    await c.get(ctx.app, 'tok');
     c.close();
-    await expect(c.get(app, 'tok')).rejects.toMatchObject({ code: 'ERR_POLICY_UNAVAILABLE', status: 503 });
-    expect(server.requests).toHaveLength(1);
+    await expect(c.get(ctx.app, 'tok')).rejects.toMatchObject({ code: 'ERR_POLICY_UNAVAILABLE', status: 503 });
+    expect(ctx.server.requests).toHaveLength(1);
   });
 });

@@ -5,25 +5,17 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RolePolicy } from '../../src/policy/types.js';
+import { TEST_NOW_MS } from '../helpers/clock.js';
 import { json, startLoopback } from '../helpers/loopback.js';
 import { examplePolicy, type PolicyFault, type PolicyServer } from '../helpers/policy-server.js';
 
 /** The tests' "now" (as `NOW_MS` of test/helpers/fixtures.ts): tokens are issued at this instant. */
-export const START_MS = Date.UTC(2026, 10, 21, 12, 0, 0);
+export const START_MS = TEST_NOW_MS;
 
 export const VEHICLE = 'vehicle-service';
 
 /** A clock that only moves when told to; starts at {@link START_MS}. */
-export class Clock {
-  ms: number;
-  constructor(ms = START_MS) {
-    this.ms = ms;
-  }
-  readonly now = (): number => this.ms;
-  advance(ms: number): void {
-    this.ms += ms;
-  }
-}
+export { Clock } from '../helpers/clock.js';
 
 let appCounter = 0;
 /** A fresh application id, so that events of one test never match another's. */

@@ -1,17 +1,12 @@
 /** Options: defaults, derivations, and a TypeError naming the option for every bad value or unknown name. */
 import { Agent, type Dispatcher } from 'undici';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { createAuthorizer, type AuthorizerOptions } from '../../src/index.js';
 import { KEY, mint, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
-import { Authorizers, BASE, expectAccepted, expectRefused, token } from './support.js';
+import { BASE, expectAccepted, expectRefused, token, useLoopbackJwks } from './support.js';
 
-const authorizers = new Authorizers();
-let jwks: Awaited<ReturnType<typeof startJwksServer>>;
-beforeAll(async () => { jwks = await startJwksServer([KEY]); });
-afterAll(async () => {
-  await authorizers.closeAll();
-  await jwks.close();
-});
+const ctx = useLoopbackJwks();
+const { authorizers } = ctx;
 
 const STATIC = { keys: [KEY.jwk] };
 
@@ -182,8 +177,8 @@ describe('defaults and derivations', () => {
     }
     const agent = new CountingAgent();
     try {
-      const authz = createAuthorizer({ baseUrl: jwks.url, dispatcher: agent, now: () => NOW_MS });
-      await expectAccepted(authz, mint(jwks.url));
+      const authz = createAuthorizer({ baseUrl: ctx.jwks.url, dispatcher: agent, now: () => NOW_MS });
+      await expectAccepted(authz, mint(ctx.jwks.url));
       expect(dispatched).toBe(1);
       await authz.close();
       expect(agent.closed).toBe(false);

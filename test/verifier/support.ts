@@ -4,10 +4,12 @@
  * that nothing in the error (message, stack, cause chain) repeats the token text.
  */
 import { constants, createHmac, sign, type KeyObject } from 'node:crypto';
-import { expect } from 'vitest';
-import { createAuthorizer, IamAuthzError, type Authorizer, type AuthorizerOptions, type IamAuthzErrorCode } from '../../src/index.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { IamAuthzError, type Authorizer, type AuthorizerOptions, type IamAuthzErrorCode } from '../../src/index.js';
 import { b64url, type SigningKey } from '../../src/testing/sign-jwt.js';
-import { claims, KEY, NOW_MS } from '../helpers/fixtures.js';
+import { Authorizers as TrackedAuthorizers } from '../helpers/authorizers.js';
+import { claims, KEY, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
+import { defined } from '../helpers/hooks.js';
 
 /** Base URL used with a static JWKS (no network). */
 export const BASE = 'https://iam.example.test';
@@ -24,36 +26,33 @@ export const STATUS: Readonly<Record<VerifierCode, 401 | 503>> = {
   ERR_JWKS_UNAVAILABLE: 503,
 };
 
-/** A settable clock for the `now` option. */
-export class Clock {
-  ms: number;
-  constructor(ms = NOW_MS) {
-    this.ms = ms;
-  }
-  readonly now = (): number => this.ms;
-  advance(ms: number): void {
-    this.ms += ms;
-  }
-}
+/** A settable clock for the `now` option; starts at `NOW_MS`. */
+export { Clock } from '../helpers/clock.js';
 
 /** Creates authorizers and closes them all at the end of a file. */
-export class Authorizers {
-  readonly #open: Authorizer[] = [];
-
-  create(options: AuthorizerOptions): Authorizer {
-    const authz = createAuthorizer(options);
-    this.#open.push(authz);
-    return authz;
-  }
-
+export class Authorizers extends TrackedAuthorizers {
   /** An authorizer for {@link BASE} with a static JWKS holding `KEY`, at `NOW_MS`. */
   static(options: Partial<AuthorizerOptions> = {}): Authorizer {
     return this.create({ baseUrl: BASE, jwks: { keys: [KEY.jwk] }, now: () => NOW_MS, ...options });
   }
+}
 
-  async closeAll(): Promise<void> {
-    await Promise.all(this.#open.splice(0).map((a) => a.close()));
-  }
+/**
+ * Registers the hooks of a test file that needs a loopback JWKS: the server (serving `KEY`) is
+ * started before the file's tests; after them the authorizers are closed, then the server.
+ */
+export function useLoopbackJwks(): { readonly authorizers: Authorizers; readonly jwks: Awaited<ReturnType<typeof startJwksServer>> } {
+  const authorizers = new Authorizers();
+  let jwks: Awaited<ReturnType<typeof startJwksServer>> | undefined;
+  beforeAll(async () => { jwks = await startJwksServer([KEY]); });
+  afterAll(async () => {
+    await authorizers.closeAll();
+    await jwks?.close();
+  });
+  return {
+    authorizers,
+    get jwks() { return defined(jwks, 'jwks'); },
+  };
 }
 
 /** The default IAM header of a token signed by `key`. */

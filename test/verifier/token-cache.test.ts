@@ -3,19 +3,14 @@
  * `min(exp, verifiedAt + maxTtlMs)` and is never served after `exp`. A cache hit returns the very
  * same frozen Identity object, which is how these tests tell a hit from a fresh verification.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { Identity } from '../../src/index.js';
 import { TokenCache } from '../../src/token/token-cache.js';
 import { KEY, KEY2, mint, NOW_MS, NOW_SEC, startJwksServer } from '../helpers/fixtures.js';
-import { Authorizers, Clock, expectRefused, token } from './support.js';
+import { Clock, expectRefused, token, useLoopbackJwks } from './support.js';
 
-const authorizers = new Authorizers();
-let jwks: Awaited<ReturnType<typeof startJwksServer>>;
-beforeAll(async () => { jwks = await startJwksServer([KEY]); });
-afterAll(async () => {
-  await authorizers.closeAll();
-  await jwks.close();
-});
+const ctx = useLoopbackJwks();
+const { authorizers } = ctx;
 
 function identity(tokenText: string, exp: number): Identity {
   return Object.freeze({
@@ -117,8 +112,8 @@ describe('the cache inside authenticate', () => {
   });
 
   test('tokenCache: false verifies every time (a new Identity per call)', async () => {
-    const authz = authorizers.create({ baseUrl: jwks.url, now: () => NOW_MS, tokenCache: false });
-    const t = mint(jwks.url);
+    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: () => NOW_MS, tokenCache: false });
+    const t = mint(ctx.jwks.url);
     const first = await authz.authenticate(`Bearer ${t}`);
     const second = await authz.authenticate(`Bearer ${t}`);
     expect(second).not.toBe(first);
@@ -127,8 +122,8 @@ describe('the cache inside authenticate', () => {
 
   test('a cached token is never served after its exp (advancing the injected clock, no tolerance)', async () => {
     const clock = new Clock();
-    const authz = authorizers.create({ baseUrl: jwks.url, now: clock.now, clockToleranceSec: 0 });
-    const t = mint(jwks.url, { exp: NOW_SEC + 10 });
+    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: clock.now, clockToleranceSec: 0 });
+    const t = mint(ctx.jwks.url, { exp: NOW_SEC + 10 });
     const first = await authz.authenticate(`Bearer ${t}`);
     clock.advance(9_999);
     expect(await authz.authenticate(`Bearer ${t}`)).toBe(first);
@@ -138,8 +133,8 @@ describe('the cache inside authenticate', () => {
 
   test('with the default tolerance, a token past exp is re-verified (not served from cache) and refused 5 s after exp', async () => {
     const clock = new Clock();
-    const authz = authorizers.create({ baseUrl: jwks.url, now: clock.now });
-    const t = mint(jwks.url, { exp: NOW_SEC + 10 });
+    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: clock.now });
+    const t = mint(ctx.jwks.url, { exp: NOW_SEC + 10 });
     const first = await authz.authenticate(`Bearer ${t}`);
     clock.advance(10_000);
     const late = await authz.authenticate(`Bearer ${t}`);
@@ -152,8 +147,8 @@ describe('the cache inside authenticate', () => {
 
   test('tokenCache.maxTtlMs bounds how long a verified token is reused', async () => {
     const clock = new Clock();
-    const authz = authorizers.create({ baseUrl: jwks.url, now: clock.now, tokenCache: { maxTtlMs: 1_000 } });
-    const t = mint(jwks.url);
+    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: clock.now, tokenCache: { maxTtlMs: 1_000 } });
+    const t = mint(ctx.jwks.url);
     const first = await authz.authenticate(`Bearer ${t}`);
     clock.advance(999);
     expect(await authz.authenticate(`Bearer ${t}`)).toBe(first);
@@ -164,8 +159,8 @@ describe('the cache inside authenticate', () => {
   });
 
   test('tokenCache.max bounds the number of tokens kept', async () => {
-    const authz = authorizers.create({ baseUrl: jwks.url, now: () => NOW_MS, tokenCache: { max: 2 } });
-    const [a, b, c] = ['a', 'b', 'c'].map((j) => mint(jwks.url, { jti: j })) as [string, string, string];
+    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: () => NOW_MS, tokenCache: { max: 2 } });
+    const [a, b, c] = ['a', 'b', 'c'].map((j) => mint(ctx.jwks.url, { jti: j })) as [string, string, string];
     const idA = await authz.authenticate(`Bearer ${a}`);
     await authz.authenticate(`Bearer ${b}`);
     const idC = await authz.authenticate(`Bearer ${c}`);
@@ -175,8 +170,8 @@ describe('the cache inside authenticate', () => {
 
   test('the default cache keeps a token for 5 minutes at most', async () => {
     const clock = new Clock();
-    const authz = authorizers.create({ baseUrl: jwks.url, now: clock.now });
-    const t = mint(jwks.url);
+    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: clock.now });
+    const t = mint(ctx.jwks.url);
     const first = await authz.authenticate(`Bearer ${t}`);
     clock.advance(299_999);
     expect(await authz.authenticate(`Bearer ${t}`)).toBe(first);
@@ -185,16 +180,16 @@ describe('the cache inside authenticate', () => {
   });
 
   test('a cached token still needs the Bearer scheme', async () => {
-    const authz = authorizers.create({ baseUrl: jwks.url, now: () => NOW_MS });
-    const t = mint(jwks.url);
+    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: () => NOW_MS });
+    const t = mint(ctx.jwks.url);
     await authz.authenticate(`Bearer ${t}`);
     await expectRefused(authz, t, 'ERR_TOKEN_MISSING', { authorization: `Basic ${t}` });
     await expectRefused(authz, t, 'ERR_TOKEN_MISSING', { authorization: t });
   });
 
   test('the Identity (also when shared through the cache) is frozen all the way down to ars', async () => {
-    const authz = authorizers.create({ baseUrl: jwks.url, now: () => NOW_MS });
-    const t = mint(jwks.url);
+    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: () => NOW_MS });
+    const t = mint(ctx.jwks.url);
     const id = await authz.authenticate(`Bearer ${t}`);
     for (const part of [id, id.header, id.claims, id.claims.ars, id.claims.ars[0], id.claims.ars[0]!.r, id.claims.ars[0]!.c, id.claims.ars[0]!.n]) {
       expect(Object.isFrozen(part)).toBe(true);
@@ -209,8 +204,8 @@ describe('the cache inside authenticate', () => {
   });
 
   test('nested custom claims and header members are frozen too (the cached Identity is shared)', async () => {
-    const authz = authorizers.create({ baseUrl: jwks.url, now: () => NOW_MS });
-    const t = mint(jwks.url, { profile: { roles: ['DRIVER'], org: { id: 'o-1' } } }, { ext: { v: 1 } });
+    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: () => NOW_MS });
+    const t = mint(ctx.jwks.url, { profile: { roles: ['DRIVER'], org: { id: 'o-1' } } }, { ext: { v: 1 } });
     const id = await authz.authenticate(`Bearer ${t}`);
     const profile = id.claims.profile as { roles: string[]; org: { id: string } };
     expect(() => { profile.roles.push('OWNER'); }).toThrow(TypeError);
