@@ -6,10 +6,10 @@
  * Options: --framework express|koa|fastify (default express), --port N (service, default 3000),
  * --iam-port N (development IAM, default 4000), --demo.
  */
-import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createAuthorizer } from 'iam-authz';
-import { startDevIam, type DevIamConfig } from 'iam-authz/testing';
+import { startDevIam } from 'iam-authz/testing';
 import { demoTokens, formatRows, runDemo } from './demo.js';
 import { startExpress } from './express.js';
 import { startFastify } from './fastify.js';
@@ -31,8 +31,7 @@ async function main(): Promise<number> {
     console.error(`unknown --framework "${framework}" (express, koa or fastify)`);
     return 2;
   }
-  const config = JSON.parse(await readFile(new URL('./iam.json', import.meta.url), 'utf8')) as DevIamConfig;
-  const iam = await startDevIam({ config, port: Number(values['iam-port']) });
+  const iam = await startDevIam({ config: fileURLToPath(new URL('./iam.json', import.meta.url)), port: Number(values['iam-port']) });
   const authorizer = createAuthorizer({ baseUrl: iam.baseUrl });
   const service = await STARTERS[framework as keyof typeof STARTERS](authorizer, Number(values.port));
   const stop = async () => {

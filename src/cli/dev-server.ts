@@ -1,7 +1,5 @@
 /** `iam-authz dev-server`: the development IAM from a config file, reloaded when the file changes. */
 import { watch } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import type { DevIamConfig } from '../testing/config.js';
 import { startDevIam } from '../testing/dev-iam.js';
 import { parse, required, UsageError } from './usage.js';
 
@@ -17,16 +15,12 @@ options:
   --port N        TCP port (default 4000; 0 picks a free one)
   --host H        interface (default 127.0.0.1)`;
 
-async function load(file: string): Promise<DevIamConfig> {
-  return JSON.parse(await readFile(file, 'utf8')) as DevIamConfig;
-}
-
 export async function devServerCommand(args: string[]): Promise<number> {
   const { values } = parse(args, { config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' } });
   const file = required(values.config, 'config');
   const port = Number(values.port ?? '4000');
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError('--port must be a TCP port number');
-  const iam = await startDevIam({ config: await load(file), port, ...(values.host ? { host: values.host } : {}) });
+  const iam = await startDevIam({ config: file, port, ...(values.host ? { host: values.host } : {}) });
   console.log(`development IAM on ${iam.baseUrl}`);
   console.log(`  issuer       ${iam.issuer}`);
   console.log(`  token        POST ${iam.issuer}/tokens`);
@@ -38,13 +32,12 @@ export async function devServerCommand(args: string[]): Promise<number> {
   const watcher = watch(file, () => {
     clearTimeout(timer);
     timer = setTimeout(() => {
-      load(file).then(
-        (config) => {
-          iam.setConfig(config);
-          console.log(`${new Date().toISOString()} config reloaded`);
-        },
-        (error: unknown) => { console.error(`config not reloaded: ${error instanceof Error ? error.message : String(error)}`); },
-      ).catch((error: unknown) => { console.error(`config not reloaded: ${error instanceof Error ? error.message : String(error)}`); });
+      try {
+        iam.setConfig(file);
+        console.log(`${new Date().toISOString()} config reloaded`);
+      } catch (error) {
+        console.error(`config not reloaded: ${error instanceof Error ? error.message : String(error)}`);
+      }
     }, 100);
   });
   await new Promise<void>((resolve) => {

@@ -4,11 +4,12 @@
  * consuming service can be developed and tested with no real IAM. Not for production.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { RolePolicy } from '../policy/types.js';
-import { validateConfig, type ApplicationConfig, type DevIamConfig, type IdpConfig } from './config.js';
+import { DevIamConfigError, validateConfig, type ApplicationConfig, type DevIamConfig, type IdpConfig } from './config.js';
 import { accepts, bearerToken, BodyTooLargeError, mediaType, readBody, sendJson, sendProblem } from './problem.js';
 import { generateSigningKey, signJwt, type SigningKey } from './sign-jwt.js';
 
@@ -20,8 +21,8 @@ const MAX_BODY_BYTES = 16_384;
 const IDP_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
 export interface StartDevIamOptions {
-  /** The configuration: IdPs, applications, actors. Validated; errors name the bad field's path. */
-  config: DevIamConfig;
+  /** The configuration (IdPs, applications, actors), or the path of a JSON file holding it. Validated; errors name the bad field's path. */
+  config: DevIamConfig | string;
   /** TCP port. Default `0` (any free port). */
   port?: number;
   /** Interface to listen on. Default `127.0.0.1`. */
@@ -51,8 +52,8 @@ export interface DevIam {
   mintToken(options: MintTokenOptions): string;
   /** Signs an IdP token with the built-in IdP's key (as `POST /dev-idp/token` does). */
   mintIdpToken(subject: string, expiryInSecs?: number): string;
-  /** Replaces the configuration; applications whose roles changed get a new `changeId`. */
-  setConfig(config: DevIamConfig): void;
+  /** Replaces the configuration (an object or a JSON file's path); applications whose roles changed get a new `changeId`. A bad one throws and the old one stays. */
+  setConfig(config: DevIamConfig | string): void;
   /** Starts signing with a new key; the previous one stays in the JWKS until the next rotation. Returns the new kid. */
   rotateKeys(): string;
   /** The current role policy of an application, as the policy API serves it. */
@@ -61,7 +62,7 @@ export interface DevIam {
 }
 
 export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> {
-  let config = validateConfig(options.config);
+  let config = loadConfig(options.config);
   let keys: SigningKey[] = [generateSigningKey()];
   const idpKey = generateSigningKey();
   const server: Server = createServer((req, res) => {
@@ -216,7 +217,7 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
     mintIdpToken,
     policyOf,
     setConfig(next) {
-      const validated = validateConfig(next);
+      const validated = loadConfig(next);
       idpVerifiers = buildIdpVerifiers(validated.idps);
       config = validated;
     },
@@ -230,6 +231,18 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
       await new Promise<void>((resolve) => server.close(() => { resolve(); }));
     },
   };
+}
+
+/** A config object, or the path of a JSON file holding one; validated either way. */
+function loadConfig(config: DevIamConfig | string): DevIamConfig {
+  if (typeof config !== 'string') return validateConfig(config);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(config, 'utf8'));
+  } catch (error) {
+    throw new DevIamConfigError('$', `cannot read ${config} as JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return validateConfig(parsed);
 }
 
 /** Why a token request body (spec §2.1) is unacceptable, or `undefined`. */
