@@ -73,7 +73,10 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     const token = extractBearer(authorization, maxTokenBytes);
     if (cache) {
       const hit = cache.get(token, now());
-      if (hit) return hit;
+      if (hit) {
+        keySet.touch?.();
+        return hit;
+      }
     }
     const generation = cache?.generation ?? 0;
     const verified = verifier.verify(token);

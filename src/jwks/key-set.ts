@@ -12,6 +12,12 @@ export interface KeySet {
   resolve(kid: string): Promise<readonly VerificationKey[]>;
   /** Loads the keys ahead of the first request. */
   ready(): Promise<void>;
+  /**
+   * Called on verified-token cache hits, which never look a key up: starts a background refresh
+   * when the keys are older than the cache max-age, so that a kid removed from the JWKS is noticed
+   * (and the token cache cleared) even when every request is a cache hit.
+   */
+  touch?(): void;
   /** Stops any network activity. */
   close?(): void;
   /** Called with the kids that disappeared from the set, so dependent caches can be dropped. */

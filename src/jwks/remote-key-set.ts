@@ -45,6 +45,12 @@ export class RemoteKeySet implements KeySet {
     return this.#index.get(kid);
   }
 
+  touch(): void {
+    if (this.#lastSuccessAt !== undefined && !this.#inflight && this.#config.now() - this.#lastSuccessAt > this.#config.cacheMaxAgeMs) {
+      this.#refreshInBackground();
+    }
+  }
+
   async resolve(kid: string): Promise<readonly VerificationKey[]> {
     const { now, cacheMaxAgeMs } = this.#config;
     if (!this.#usable()) {

@@ -91,6 +91,22 @@ describe('rotation', () => {
     expect(ctx.server.requests).toHaveLength(2);
   });
 
+  test('with nothing but cache hits, a removed kid is still noticed once the keys are older than cacheMaxAgeMs', async () => {
+    const authz = ctx.make({ tokenCache: { max: 100, maxTtlMs: 3_600_000 } });
+    const token1 = bearer(mint(ctx.server.url));
+    await authz.authenticate(token1);
+    ctx.server.setKeys([KEY2.jwk]);
+    ctx.clock.advance(JWKS.cacheMaxAgeMs - 1);
+    await authz.authenticate(token1); // a hit, keys still young: no fetch
+    expect(ctx.server.requests).toHaveLength(1);
+    ctx.clock.advance(2);
+    await authz.authenticate(token1); // a hit that starts the background refresh
+    await ctx.events.until(2);
+    expect(ctx.events.events[1]).toMatchObject({ type: 'refreshed', removedKids: ['key-1'] });
+    expect(ctx.server.requests).toHaveLength(2);
+    await expectAuthzError(authz.authenticate(token1), 'ERR_TOKEN_INVALID', 401);
+  });
+
   test('a token of a kid that stays in the set keeps verifying across a rotation', async () => {
     const authz = ctx.make();
     const token1 = bearer(mint(ctx.server.url));
