@@ -39,25 +39,24 @@ export class RemoteKeySet implements KeySet {
 
   peek(kid: string): readonly VerificationKey[] | undefined {
     if (this.#lastSuccessAt === undefined) return undefined;
-    const age = this.#config.now() - this.#lastSuccessAt;
-    if (age > this.#config.maxStaleMs) return undefined;
-    if (age > this.#config.cacheMaxAgeMs) this.#refreshInBackground();
+    if (this.#config.now() - this.#lastSuccessAt > this.#config.maxStaleMs) return undefined;
+    this.touch();
     return this.#index.get(kid);
   }
 
+  /** Starts a background refresh when the keys are older than `cacheMaxAgeMs`. */
   touch(): void {
-    if (this.#lastSuccessAt !== undefined && !this.#inflight && this.#config.now() - this.#lastSuccessAt > this.#config.cacheMaxAgeMs) {
+    if (this.#lastSuccessAt !== undefined && this.#config.now() - this.#lastSuccessAt > this.#config.cacheMaxAgeMs) {
       this.#refreshInBackground();
     }
   }
 
   async resolve(kid: string): Promise<readonly VerificationKey[]> {
-    const { now, cacheMaxAgeMs } = this.#config;
     if (!this.#usable()) {
       await this.#refreshOrJoin();
       if (!this.#usable()) throw this.#unavailable();
-    } else if (now() - (this.#lastSuccessAt ?? 0) > cacheMaxAgeMs) {
-      this.#refreshInBackground();
+    } else {
+      this.touch();
     }
     const known = this.#index.get(kid);
     if (known) return known;

@@ -158,9 +158,7 @@ export class PolicyClient {
         signal: this.#closing.signal,
       });
       if (res.statusCode === 304 && previous) {
-        state.entry = { policy: previous.policy, fetchedAt: config.now() };
-        state.lastError = undefined;
-        if (policyRevalidated.hasSubscribers) policyRevalidated.publish({ applicationId, changeId: previous.policy.changeId, notModified: true });
+        this.#confirm(state, applicationId, previous, true);
         return;
       }
       const body = parseJsonBody(res.body) as Partial<RolePolicy> | null;
@@ -172,9 +170,7 @@ export class PolicyClient {
       const problem = policyProblem(body);
       if (problem !== undefined) throw new UpstreamError('malformed', `the policy is malformed: ${problem}`);
       if (previous && body.changeId === previous.policy.changeId) {
-        state.entry = { policy: previous.policy, fetchedAt: config.now() };
-        state.lastError = undefined;
-        if (policyRevalidated.hasSubscribers) policyRevalidated.publish({ applicationId, changeId: previous.policy.changeId, notModified: false });
+        this.#confirm(state, applicationId, previous, false);
         return;
       }
       const policy = compilePolicy(body as RolePolicy);
@@ -190,6 +186,13 @@ export class PolicyClient {
       state.lastError = failure;
       if (policyFailed.hasSubscribers) policyFailed.publish({ applicationId, reason: failure.reason, error: failure });
     }
+  }
+
+  /** The API confirmed the cached policy (304, or the same changeId): keep it compiled, fresh again. */
+  #confirm(state: AppState, applicationId: string, previous: PolicyEntry, notModified: boolean): void {
+    state.entry = { policy: previous.policy, fetchedAt: this.#config.now() };
+    state.lastError = undefined;
+    if (policyRevalidated.hasSubscribers) policyRevalidated.publish({ applicationId, changeId: previous.policy.changeId, notModified });
   }
 
   #unavailable(applicationId: string, state: AppState): never {
