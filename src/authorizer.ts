@@ -108,7 +108,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     if (!policies) throw new PolicyUnavailableError('no policy API configured: set "baseUrl" or "policyUrl"');
     const { app } = identity.claims;
     // A fresh policy is used without a promise; otherwise get() serves stale, fetches or fails.
-    const entry = policies.peek(app) ?? (await policies.get(app, identity.token));
+    const entry = policies.peek(app, identity.token) ?? (await policies.get(app, identity.token));
     const decision = decideForRoles(roles, resource.reference, service, permission, entry.policy);
     if (decision.granted) return decision;
     // A role granted in the console a moment ago should work on the next request, not after ttlMs.

@@ -8,7 +8,10 @@ import { channel } from 'node:diagnostics_channel';
 export const channels = {
   /** `{ uri, keyCount, removedKids }` after a successful JWKS fetch. */
   jwksRefreshed: 'iam-authz:jwks:refreshed',
-  /** `{ uri, reason, error }` after a failed JWKS fetch. */
+  /**
+   * `{ uri, reason, misconfigured, error }` after a failed JWKS fetch; `misconfigured` is true for
+   * a 404, 401/403, redirect or non-JSON answer (fix the URL), false for an outage (wait).
+   */
   jwksFailed: 'iam-authz:jwks:failed',
   /** `{ applicationId, changeId }` after the first successful fetch of an application's policy. */
   policyFetched: 'iam-authz:policy:fetched',
@@ -18,8 +21,16 @@ export const channels = {
   policyChanged: 'iam-authz:policy:changed',
   /** `{ applicationId, changeId, ageMs, lastError }` when a policy older than `ttlMs` is served. */
   policyStale: 'iam-authz:policy:stale-served',
-  /** `{ applicationId, reason, error }` after a failed policy fetch. */
+  /**
+   * `{ applicationId, reason, misconfigured, error }` after a failed policy fetch; `misconfigured`
+   * as for `jwksFailed`, and also for 401/403 while no token of the application was accepted lately.
+   */
   policyFailed: 'iam-authz:policy:failed',
+  /**
+   * `{ applicationId, statusCode, acceptedRecently }` when the policy API refused a caller's own
+   * token (401/403). Only that caller is refused; never carries the token.
+   */
+  policyTokenRefused: 'iam-authz:policy:token-refused',
   /** `{ service, permission, reference, reason, roles, changeId, sub, app }` for every denial. */
   decisionDenied: 'iam-authz:decision:denied',
 } as const;
@@ -31,4 +42,5 @@ export const policyRevalidated = channel(channels.policyRevalidated);
 export const policyChanged = channel(channels.policyChanged);
 export const policyStale = channel(channels.policyStale);
 export const policyFailed = channel(channels.policyFailed);
+export const policyTokenRefused = channel(channels.policyTokenRefused);
 export const decisionDenied = channel(channels.decisionDenied);

@@ -11,6 +11,7 @@ export type IamAuthzErrorCode =
   | 'ERR_TOKEN_INVALID'
   | 'ERR_TOKEN_EXPIRED'
   | 'ERR_TOKEN_NOT_YET_VALID'
+  | 'ERR_TOKEN_REJECTED'
   | 'ERR_JWKS_UNAVAILABLE'
   | 'ERR_POLICY_UNAVAILABLE'
   | 'ERR_PERMISSION_DENIED'
@@ -66,15 +67,38 @@ export class TokenNotYetValidError extends IamAuthzError {
 
 /** 503: no key could be had because the JWKS endpoint failed and no cached key fits. */
 export class JwksUnavailableError extends IamAuthzError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /**
+   * True when the endpoint's answer points at a misconfiguration (404, 401/403, a redirect, a
+   * non-JSON page) rather than an outage; the message names the URL and status.
+   */
+  readonly misconfigured: boolean;
+  constructor(message: string, options?: { cause?: unknown; misconfigured?: boolean }) {
     super('ERR_JWKS_UNAVAILABLE', 503, message, options);
+    this.misconfigured = options?.misconfigured ?? false;
   }
 }
 
 /** 503: no usable role policy for the caller's application (the policy API failed, nothing cached). */
 export class PolicyUnavailableError extends IamAuthzError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /**
+   * True when the policy API's answer points at a misconfiguration (404, a redirect, a non-JSON
+   * page, or 401/403 to every token) rather than an outage; the message names the URL and status.
+   */
+  readonly misconfigured: boolean;
+  constructor(message: string, options?: { cause?: unknown; misconfigured?: boolean }) {
     super('ERR_POLICY_UNAVAILABLE', 503, message, options);
+    this.misconfigured = options?.misconfigured ?? false;
+  }
+}
+
+/**
+ * 401 or 403: the IAM's policy API refused the caller's own token (its status is kept: 401, e.g. a
+ * revoked user or a token expired at the IAM, or 403), while it accepts other tokens of the same
+ * application. Only this caller is refused; nothing else is affected.
+ */
+export class TokenRejectedError extends IamAuthzError {
+  constructor(status: 401 | 403, message: string) {
+    super('ERR_TOKEN_REJECTED', status, message);
   }
 }
 

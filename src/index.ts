@@ -11,6 +11,7 @@ export {
   TokenInvalidError,
   TokenExpiredError,
   TokenNotYetValidError,
+  TokenRejectedError,
   JwksUnavailableError,
   PolicyUnavailableError,
   PermissionDeniedError,

@@ -36,7 +36,9 @@ const TITLES: Readonly<Record<number, string>> = { 401: 'Unauthorized', 403: 'Fo
 
 export function toErrorResponse(error: IamAuthzError, options: ErrorResponseOptions): ErrorResponse {
   const { status, code } = error;
-  const detail = status === 403 ? 'the caller lacks the permission this request needs' : error.message;
+  // A 503's message names upstream URLs and statuses (for logs); the client learns only that it may retry.
+  const detail = status === 403 ? 'the caller lacks the permission this request needs'
+    : status === 503 ? 'authorization is temporarily unavailable; retry later' : error.message;
   const headers: Record<string, string> = {};
   const realm = `realm=${quote(options.realm)}`;
   if (code === 'ERR_TOKEN_MISSING') headers['www-authenticate'] = `Bearer ${realm}`;

@@ -110,9 +110,10 @@ export class RemoteKeySet implements KeySet {
         maxBytes: config.maxBytes,
         headers: { accept: 'application/jwk-set+json, application/json' },
         signal: this.#closing.signal,
+        expectJson: true,
       });
-      const body = parseJsonBody(res.body);
-      if (!isJwkSetLike(body)) throw new UpstreamError('malformed', 'body is not a JWK Set');
+      const body = parseJsonBody(res.body, config.uri);
+      if (!isJwkSetLike(body)) throw new UpstreamError('malformed', `the body of ${config.uri} is not a JWK Set`);
       const index = await importJwks(body, config.algorithms);
       if (index.size === 0) throw new UpstreamError('malformed', 'the JWK Set holds no usable RSA signing key');
       const removed = [...this.#index.keys()].filter((kid) => !index.has(kid));
@@ -124,14 +125,18 @@ export class RemoteKeySet implements KeySet {
     } catch (error) {
       const failure = error instanceof UpstreamError ? error : new UpstreamError('malformed', 'JWKS could not be used', { cause: error });
       this.#lastError = failure;
-      if (jwksFailed.hasSubscribers) jwksFailed.publish({ uri: config.uri, reason: failure.reason, error: failure });
+      if (jwksFailed.hasSubscribers) jwksFailed.publish({ uri: config.uri, reason: failure.reason, misconfigured: failure.misconfigured, error: failure });
     } finally {
       this.#inflight = undefined;
     }
   }
 
   #unavailable(): JwksUnavailableError {
-    const reason = this.#lastError ? `: ${this.#lastError.message}` : '';
-    return new JwksUnavailableError(`the JWKS endpoint is unavailable${reason}`, { cause: this.#lastError });
+    const last = this.#lastError;
+    const misconfigured = last?.misconfigured ?? false;
+    // "misconfigured" first: a 404 or an HTML page at the jwksUri will not heal by waiting.
+    const state = misconfigured ? 'misconfigured (check jwksUri / baseUrl)' : 'unavailable';
+    const reason = last ? `: ${last.message}` : '';
+    return new JwksUnavailableError(`the JWKS endpoint is ${state}${reason}`, { cause: last, misconfigured });
   }
 }

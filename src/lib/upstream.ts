@@ -8,10 +8,26 @@ import { request, type Dispatcher } from 'undici';
 /** Why an upstream call failed; stable strings, used in events and error messages. */
 export type UpstreamFailureReason = 'timeout' | 'network' | 'status' | 'redirect' | 'oversize' | 'malformed';
 
-/** An upstream call failed. Internal: callers wrap it in their own `IamAuthzError`. */
+/**
+ * Statuses that say the URL itself is wrong (no such resource, or not one we may read), whoever
+ * asks: a misconfiguration, not an outage. The policy client decides 401/403 itself when they
+ * answer a caller's own token.
+ */
+const MISCONFIGURED_STATUSES: ReadonlySet<number> = new Set([401, 403, 404, 405, 410]);
+
+/**
+ * An upstream call failed. Internal: callers wrap it in their own `IamAuthzError`. Its message and
+ * cause never hold a byte of the upstream body (an IAM, or whatever answers at a mistyped URL, may
+ * echo tokens or anything else): only the URL, status, content-type, size and the failed check.
+ */
 export class UpstreamError extends Error {
   readonly reason: UpstreamFailureReason;
   readonly statusCode: number | undefined;
+  /**
+   * True when the answer says the endpoint is misconfigured rather than down: a redirect, 401, 403,
+   * 404, 405, 410, or a 2xx whose content-type is not JSON (e.g. an HTML page).
+   */
+  misconfigured: boolean;
   /**
    * The headers and (capped) body of a 4xx/5xx answer, when {@link RequestOptions.errorBodyMaxBytes}
    * asked for them and the body fitted; otherwise `undefined`.
@@ -20,13 +36,14 @@ export class UpstreamError extends Error {
   constructor(
     reason: UpstreamFailureReason,
     message: string,
-    options?: { cause?: unknown; statusCode?: number; response?: ErrorResponseBody },
+    options?: { cause?: unknown; statusCode?: number; response?: ErrorResponseBody; misconfigured?: boolean },
   ) {
     super(message, options);
     this.name = 'UpstreamError';
     this.reason = reason;
     this.statusCode = options?.statusCode;
     this.response = options?.response;
+    this.misconfigured = options?.misconfigured ?? false;
   }
 }
 
@@ -47,6 +64,11 @@ export interface GetOptions {
   signal?: AbortSignal;
   /** Statuses answered without a body check (e.g. 304); anything else outside 2xx fails. */
   acceptStatuses?: readonly number[];
+  /**
+   * A 2xx answer must be JSON: one whose `content-type` names another media type (e.g. an HTML
+   * login or error page) fails as a misconfiguration. A missing `content-type` is accepted.
+   */
+  expectJson?: boolean;
 }
 
 export interface GetResult {
@@ -87,58 +109,111 @@ export interface RequestOptions extends GetOptions {
 export async function httpRequest(url: string, options: RequestOptions): Promise<GetResult> {
   const controller = new AbortController();
   const timer = setTimeout(() => {
-    controller.abort(new UpstreamError('timeout', `no complete answer within ${options.timeoutMs} ms`));
+    controller.abort(new UpstreamError('timeout', `${options.method} ${url}: no complete answer within ${options.timeoutMs} ms`));
   }, options.timeoutMs);
   const onOwnerAbort = (): void => { controller.abort(new UpstreamError('network', 'aborted: the client was closed')); };
   if (options.signal?.aborted) onOwnerAbort();
   else options.signal?.addEventListener('abort', onOwnerAbort, { once: true });
   try {
-    const res = await request(url, {
-      method: options.method,
-      headers: options.headers,
-      ...(options.body === undefined ? {} : { body: options.body }),
-      dispatcher: options.dispatcher,
-      signal: controller.signal,
-      ...NO_REDIRECTS,
-    });
-    const { statusCode } = res;
-    // 304 is a 3xx but not a redirect: unexpected when no validator was sent, a plain status failure.
-    if (statusCode >= 300 && statusCode < 400 && statusCode !== 304 && !options.acceptStatuses?.includes(statusCode)) {
-      discard(res.body);
-      throw new UpstreamError('redirect', `answered ${statusCode}; redirects are not followed`, { statusCode });
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await send(url, options, controller.signal);
+    } catch (error) {
+      // A pooled keep-alive socket the server closed before answering fails the request before any
+      // response byte. A GET is idempotent: retry it once (undici drops the dead socket, so the
+      // retry goes out on another connection); a second failure is an outage. Never a POST, never
+      // a timeout or an abort, never more than once.
+      if (options.method !== 'GET' || controller.signal.aborted || !isStaleSocketError(error)) throw error;
+      res = await send(url, options, controller.signal);
     }
-    if ((statusCode < 200 || statusCode >= 300) && !options.acceptStatuses?.includes(statusCode)) {
-      const errorBodyMaxBytes = options.errorBodyMaxBytes ?? 0;
-      const body = statusCode >= 400 && errorBodyMaxBytes > 0 ? await readErrorBody(res, errorBodyMaxBytes) : undefined;
-      if (body === undefined) discard(res.body);
-      throw new UpstreamError('status', `answered HTTP ${statusCode}`, {
-        statusCode,
-        ...(body === undefined ? {} : { response: { headers: res.headers, body } }),
-      });
-    }
-    const declared = Number(res.headers['content-length']);
-    if (Number.isFinite(declared) && declared > options.maxBytes) {
-      discard(res.body);
-      throw new UpstreamError('oversize', `body of ${declared} bytes exceeds ${options.maxBytes}`, { statusCode });
-    }
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for await (const chunk of res.body) {
-      const buf = chunk as Buffer;
-      total += buf.length;
-      if (total > options.maxBytes) {
-        discard(res.body);
-        throw new UpstreamError('oversize', `body exceeds ${options.maxBytes} bytes`, { statusCode });
-      }
-      chunks.push(buf);
-    }
-    return { statusCode, headers: res.headers, body: Buffer.concat(chunks, total) };
+    return await readAnswer(url, res, options);
   } catch (error) {
-    throw translateUpstreamError(error, controller.signal);
+    throw translateUpstreamError(error, controller.signal, `${options.method} ${url}`);
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onOwnerAbort);
   }
+}
+
+/** undici codes of a connection the peer closed or reset under a request. */
+const STALE_SOCKET_CODES: ReadonlySet<string> = new Set(['UND_ERR_SOCKET', 'ECONNRESET']);
+
+function isStaleSocketError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && STALE_SOCKET_CODES.has(code);
+}
+
+async function send(url: string, options: RequestOptions, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  return request(url, {
+    method: options.method,
+    headers: options.headers,
+    ...(options.body === undefined ? {} : { body: options.body }),
+    dispatcher: options.dispatcher,
+    signal,
+    ...NO_REDIRECTS,
+  });
+}
+
+/** Checks an answer's status, content-type and size, and reads its body. */
+async function readAnswer(url: string, res: Dispatcher.ResponseData, options: RequestOptions): Promise<GetResult> {
+  const { statusCode } = res;
+  const what = `${options.method} ${url}`;
+  // 304 is a 3xx but not a redirect: unexpected when no validator was sent, a plain status failure.
+  if (statusCode >= 300 && statusCode < 400 && statusCode !== 304 && !options.acceptStatuses?.includes(statusCode)) {
+    discard(res.body);
+    throw new UpstreamError('redirect', `${what} answered ${statusCode}; redirects are not followed`, { statusCode, misconfigured: true });
+  }
+  if ((statusCode < 200 || statusCode >= 300) && !options.acceptStatuses?.includes(statusCode)) {
+    const errorBodyMaxBytes = options.errorBodyMaxBytes ?? 0;
+    const body = statusCode >= 400 && errorBodyMaxBytes > 0 ? await readErrorBody(res, errorBodyMaxBytes) : undefined;
+    if (body === undefined) discard(res.body);
+    throw new UpstreamError('status', `${what} answered HTTP ${statusCode}`, {
+      statusCode,
+      misconfigured: MISCONFIGURED_STATUSES.has(statusCode),
+      ...(body === undefined ? {} : { response: { headers: res.headers, body } }),
+    });
+  }
+  const contentType = headerValue(res.headers['content-type']);
+  if (options.expectJson && statusCode >= 200 && statusCode < 300 && contentType !== undefined && !isJsonMediaType(contentType)) {
+    discard(res.body);
+    throw new UpstreamError('malformed', `${what} answered HTTP ${statusCode} with content-type ${printable(contentType)}, not JSON`, { statusCode, misconfigured: true });
+  }
+  const declared = Number(res.headers['content-length']);
+  if (Number.isFinite(declared) && declared > options.maxBytes) {
+    discard(res.body);
+    throw new UpstreamError('oversize', `${what}: body of ${declared} bytes exceeds ${options.maxBytes}`, { statusCode });
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of res.body) {
+    const buf = chunk as Buffer;
+    total += buf.length;
+    if (total > options.maxBytes) {
+      discard(res.body);
+      throw new UpstreamError('oversize', `${what}: body exceeds ${options.maxBytes} bytes`, { statusCode });
+    }
+    chunks.push(buf);
+  }
+  return { statusCode, headers: res.headers, body: Buffer.concat(chunks, total) };
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** `application/json` and any `+json` type (`application/jwk-set+json`, `application/problem+json`). */
+function isJsonMediaType(contentType: string): boolean {
+  const type = (contentType.split(';')[0] ?? '').trim().toLowerCase();
+  return type === 'application/json' || /^application\/[a-z0-9.!#$&^_-]+\+json$/.test(type);
+}
+
+/**
+ * A header value fit for a message: printable ASCII only, at most 60 characters. A content-type is
+ * not the body, but it is still upstream text: keep it short and inert.
+ */
+function printable(value: string): string {
+  const text = value.replace(/[^\x20-\x7e]/g, '?');
+  return JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
 }
 
 /** Reads an error answer's body up to `maxBytes`; `undefined` (body dropped) when longer or broken. */
@@ -172,22 +247,46 @@ function discard(body: Dispatcher.ResponseData['body']): void {
   body.destroy();
 }
 
-/** Parse a JSON body; a parse failure is an upstream `malformed` failure. */
-export function parseJsonBody(body: Buffer): unknown {
+/**
+ * Parse a JSON body; a parse failure is an upstream `malformed` failure. V8's `SyntaxError` quotes
+ * the text around the fault, so it is never kept as the cause: only the size and, when V8 gives it,
+ * the position of the fault.
+ */
+export function parseJsonBody(body: Buffer, url?: string): unknown {
   try {
     return JSON.parse(body.toString('utf8')) as unknown;
   } catch (error) {
-    throw new UpstreamError('malformed', 'body is not valid JSON', { cause: error });
+    const position = /position (\d+)/.exec(error instanceof Error ? error.message : '')?.[1];
+    const at = position === undefined ? '' : ` at byte ${position}`;
+    const of = url === undefined ? '' : ` of ${url}`;
+    throw new UpstreamError('malformed', `the body${of} (${body.length} bytes) is not valid JSON${at}`);
   }
 }
 
-function translateUpstreamError(error: unknown, signal: AbortSignal): UpstreamError {
+/**
+ * undici's own errors, as an {@link UpstreamError} whose cause is a copy without peer bytes: an
+ * `HTTPParserError` carries the unparsable response bytes in `data`, which a logger serialising
+ * the cause chain would print. (An error already made here is passed through.)
+ */
+function translateUpstreamError(error: unknown, signal: AbortSignal, what: string): UpstreamError {
   if (error instanceof UpstreamError) return error;
   if (signal.aborted && signal.reason instanceof UpstreamError) return signal.reason;
   const code = (error as { code?: unknown } | null)?.code;
   if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-    return new UpstreamError('timeout', 'timed out', { cause: error });
+    return new UpstreamError('timeout', `${what} timed out`, { cause: scrubbed(error) });
   }
   const detail = typeof code === 'string' ? code : 'request failed';
-  return new UpstreamError('network', `network error (${detail})`, { cause: error });
+  return new UpstreamError('network', `${what}: network error (${detail})`, { cause: scrubbed(error) });
+}
+
+/** The name, code and (for errors that are not HTTP parse errors) message of `error`; nothing else. */
+function scrubbed(error: unknown): Error {
+  if (!(error instanceof Error)) return new Error('non-Error thrown by the HTTP client');
+  const code = (error as { code?: unknown }).code;
+  const parse = typeof code === 'string' && code.startsWith('HPE_');
+  const copy = new Error(parse ? 'the answer is not valid HTTP/1.1' : error.message);
+  copy.name = error.name;
+  if (typeof code === 'string') Object.assign(copy, { code });
+  if (!parse && error.stack) copy.stack = error.stack;
+  return copy;
 }

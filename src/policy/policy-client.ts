@@ -11,14 +11,22 @@
  *   (background revalidation, refetch after a denial, retry after a failure) are spaced by at
  *   least `minRefreshIntervalMs`.
  *
+ * - the policy is fetched with the caller's token (unless `policyToken` is set). A 401/403 to that
+ *   token is that caller's outcome only (401/403 `ERR_TOKEN_REJECTED`, or 503 misconfiguration when
+ *   no token of the application was accepted lately): the cached policy, its freshness, the failure
+ *   state and the refetch budget are untouched, callers that waited on that fetch try once more
+ *   with their own token, and the refused token is remembered for a few seconds so that a client
+ *   repeating it cannot make us ask the IAM again per request.
+ *
  * lru-cache's own `fetch()` would serve a stale value forever after a failed refresh; the hard
  * `maxStaleMs` bound and the per-application refetch budget are why this is kept by hand on top
  * of a plain LRU.
  */
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Dispatcher } from 'undici';
-import { PolicyUnavailableError } from '../errors.js';
-import { policyChanged, policyFailed, policyFetched, policyRevalidated, policyStale } from '../diagnostics.js';
+import { PolicyUnavailableError, TokenRejectedError } from '../errors.js';
+import { policyChanged, policyFailed, policyFetched, policyRevalidated, policyStale, policyTokenRefused } from '../diagnostics.js';
 import { compilePolicy } from '../engine/compile-policy.js';
 import { httpGet, parseJsonBody, UpstreamError } from '../lib/upstream.js';
 import type { CompiledPolicy, RolePolicy } from './types.js';
@@ -26,6 +34,16 @@ import { policyProblem } from './validate-policy.js';
 
 /** The characters of an opaque entity tag (RFC 9110 `etagc`), restricted to visible ASCII. */
 const ETAGC = /^[\x21\x23-\x7e]+$/;
+
+/** How long a token the policy API refused is answered from memory instead of asked again. */
+export const REFUSAL_MEMORY_MS = 5_000;
+/** How many refused tokens are remembered (least recently used dropped first). */
+const REFUSAL_MEMORY_MAX = 1_000;
+/**
+ * How many fetches a cold caller waits for when each one was refused for *another* caller's token:
+ * enough to get one with its own token in the usual case, bounded under a flood of refused tokens.
+ */
+const MAX_ROUNDS = 3;
 
 export interface PolicyClientConfig {
   url: string;
@@ -49,23 +67,41 @@ export interface PolicyEntry {
 
 interface AppState {
   entry: PolicyEntry | undefined;
-  inflight: Promise<void> | undefined;
+  inflight: Promise<FetchOutcome> | undefined;
   lastAttemptAt: number | undefined;
   lastError: UpstreamError | undefined;
+  /** When the policy API last accepted a token of this application (any 2xx or 304 answer). */
+  acceptedAt: number | undefined;
+}
+
+/** How a fetch ended: recorded in the app state, or a refusal of the token it was sent with. */
+type FetchOutcome = { readonly refused: false } | { readonly refused: true; readonly token: string; readonly status: 401 | 403 };
+const RECORDED: FetchOutcome = { refused: false };
+
+interface Refusal {
+  readonly status: 401 | 403;
+  readonly until: number;
 }
 
 export class PolicyClient {
   readonly #config: PolicyClientConfig;
   readonly #apps: LRUCache<string, AppState>;
   readonly #closing = new AbortController();
+  /** SHA-256 of recently refused tokens (never the tokens themselves) → the refusal. */
+  readonly #refused = new LRUCache<string, Refusal>({ max: REFUSAL_MEMORY_MAX });
 
   constructor(config: PolicyClientConfig) {
     this.#config = config;
     this.#apps = new LRUCache<string, AppState>({ max: config.maxApplications });
   }
 
-  /** The fresh (younger than `ttlMs`) policy of `applicationId`, without a promise; else `undefined`. */
-  peek(applicationId: string): PolicyEntry | undefined {
+  /**
+   * The fresh (younger than `ttlMs`) policy of `applicationId`, without a promise; else `undefined`
+   * (also when `callerToken` was refused by the policy API a moment ago: `get()` then says so).
+   */
+  peek(applicationId: string, callerToken?: string): PolicyEntry | undefined {
+    // The memory is empty unless some token was refused lately: no hashing on the usual path.
+    if (callerToken !== undefined && this.#refused.size > 0 && this.#refusal(callerToken) !== undefined) return undefined;
     const entry = this.#apps.get(applicationId)?.entry;
     return entry && this.#config.now() - entry.fetchedAt < this.#config.ttlMs ? entry : undefined;
   }
@@ -77,6 +113,7 @@ export class PolicyClient {
    */
   async get(applicationId: string, callerToken: string): Promise<PolicyEntry> {
     const state = this.#state(applicationId);
+    this.#throwIfRefused(applicationId, state, callerToken);
     const { entry } = state;
     if (entry) {
       const age = this.#config.now() - entry.fetchedAt;
@@ -89,9 +126,19 @@ export class PolicyClient {
         return entry;
       }
     }
-    this.#startFetch(state, applicationId, callerToken, state.lastError === undefined);
-    if (state.inflight) await state.inflight;
-    return this.#usable(state) ?? this.#unavailable(applicationId, state);
+    for (let round = 0; round < MAX_ROUNDS; round += 1) {
+      // A retry after another caller's token was refused is not held back by the refetch spacing:
+      // that refusal said nothing about the application.
+      const pending = this.#startFetch(state, applicationId, callerToken, round > 0 || state.lastError === undefined);
+      if (!pending) break;
+      const outcome = await pending;
+      const usable = this.#usable(state);
+      if (usable) return usable;
+      if (!outcome.refused) break;
+      if (outcome.token === callerToken) throw this.#refusedError(applicationId, state, outcome.status);
+      this.#throwIfRefused(applicationId, state, callerToken);
+    }
+    return this.#unavailable(applicationId, state);
   }
 
   /**
@@ -101,8 +148,9 @@ export class PolicyClient {
    */
   async refreshAfterDenial(applicationId: string, callerToken: string, seen: PolicyEntry): Promise<PolicyEntry | undefined> {
     const state = this.#state(applicationId);
-    this.#startFetch(state, applicationId, callerToken, false);
-    if (state.inflight) await state.inflight;
+    const pending = this.#startFetch(state, applicationId, callerToken, false);
+    const outcome = pending ? await pending : RECORDED;
+    if (outcome.refused && outcome.token === callerToken) throw this.#refusedError(applicationId, state, outcome.status);
     const entry = this.#usable(state);
     return entry && entry.policy !== seen.policy ? entry : undefined;
   }
@@ -111,12 +159,57 @@ export class PolicyClient {
   close(): void {
     this.#closing.abort();
     this.#apps.clear();
+    this.#refused.clear();
+  }
+
+  #tokenKey(token: string): string {
+    return createHash('sha256').update(token).digest('base64url');
+  }
+
+  /** The remembered refusal of `token`, if it is recent enough. */
+  #refusal(token: string): Refusal | undefined {
+    if (this.#refused.size === 0) return undefined;
+    const key = this.#tokenKey(token);
+    const refusal = this.#refused.get(key);
+    if (refusal && refusal.until <= this.#config.now()) {
+      this.#refused.delete(key);
+      return undefined;
+    }
+    return refusal;
+  }
+
+  #throwIfRefused(applicationId: string, state: AppState, token: string): void {
+    const refusal = this.#refusal(token);
+    if (refusal) throw this.#refusedError(applicationId, state, refusal.status);
+  }
+
+  /** True when the policy API accepted a token of this application within `ttlMs + maxStaleMs`. */
+  #acceptedRecently(state: AppState): boolean {
+    const { acceptedAt } = state;
+    return acceptedAt !== undefined && this.#config.now() - acceptedAt <= this.#config.ttlMs + this.#config.maxStaleMs;
+  }
+
+  /**
+   * What a caller whose token the policy API refused gets: about its token when the API accepts
+   * others (so it works), else a 503 that reads as the misconfiguration it most likely is — a
+   * policy API refusing every token must not turn into 401 for everyone.
+   */
+  #refusedError(applicationId: string, state: AppState, status: 401 | 403): TokenRejectedError | PolicyUnavailableError {
+    if (this.#acceptedRecently(state)) {
+      return new TokenRejectedError(status, status === 401
+        ? 'the IAM rejected the token: the policy API answered 401 to it (revoked, or expired at the IAM)'
+        : 'the IAM refused the token access to the role policy: the policy API answered 403 to it');
+    }
+    return new PolicyUnavailableError(
+      `the policy API is misconfigured or refuses every token: GET ${this.#config.url} answered HTTP ${status} and no token of application ${applicationId} was accepted lately (check policyUrl / baseUrl, and that the IAM accepts this application's tokens there)`,
+      { misconfigured: true },
+    );
   }
 
   #state(applicationId: string): AppState {
     let state = this.#apps.get(applicationId);
     if (!state) {
-      state = { entry: undefined, inflight: undefined, lastAttemptAt: undefined, lastError: undefined };
+      state = { entry: undefined, inflight: undefined, lastAttemptAt: undefined, lastError: undefined, acceptedAt: undefined };
       this.#apps.set(applicationId, state);
     }
     return state;
@@ -127,19 +220,27 @@ export class PolicyClient {
     return entry && this.#config.now() - entry.fetchedAt <= this.#config.maxStaleMs ? entry : undefined;
   }
 
-  /** Starts a fetch unless one runs; `urgent` skips the spacing (a cold miss that has not failed yet). */
-  #startFetch(state: AppState, applicationId: string, callerToken: string, urgent: boolean): void {
-    if (state.inflight) return;
+  /**
+   * The fetch to wait for: the one running, else a new one unless the spacing forbids it (`urgent`
+   * skips the spacing: a cold miss that has not failed yet) or the token was refused a moment ago
+   * (a background revalidation then waits for the next caller's token).
+   */
+  #startFetch(state: AppState, applicationId: string, callerToken: string, urgent: boolean): Promise<FetchOutcome> | undefined {
+    if (state.inflight) return state.inflight;
     const now = this.#config.now();
-    if (!urgent && state.lastAttemptAt !== undefined && now - state.lastAttemptAt < this.#config.minRefreshIntervalMs) return;
+    if (!urgent && state.lastAttemptAt !== undefined && now - state.lastAttemptAt < this.#config.minRefreshIntervalMs) return undefined;
+    if (this.#refusal(callerToken) !== undefined && this.#config.policyToken === undefined) return undefined;
+    const attemptBefore = state.lastAttemptAt;
     state.lastAttemptAt = now;
-    state.inflight = this.#fetch(state, applicationId, callerToken).finally(() => {
+    const pending = this.#fetch(state, applicationId, callerToken, attemptBefore).finally(() => {
       state.inflight = undefined;
     });
+    state.inflight = pending;
+    return pending;
   }
 
-  /** Never rejects: the outcome is recorded in `state`. */
-  async #fetch(state: AppState, applicationId: string, callerToken: string): Promise<void> {
+  /** Never rejects: the outcome is recorded in `state`, or is a refusal of `callerToken`. */
+  async #fetch(state: AppState, applicationId: string, callerToken: string, attemptBefore: number | undefined): Promise<FetchOutcome> {
     const config = this.#config;
     const previous = state.entry;
     try {
@@ -156,22 +257,25 @@ export class PolicyClient {
         headers,
         acceptStatuses: previous ? [304] : [],
         signal: this.#closing.signal,
+        expectJson: true,
       });
+      state.acceptedAt = config.now();
       if (res.statusCode === 304 && previous) {
         this.#confirm(state, applicationId, previous, true);
-        return;
+        return RECORDED;
       }
-      const body = parseJsonBody(res.body) as Partial<RolePolicy> | null;
+      const body = parseJsonBody(res.body, config.url) as Partial<RolePolicy> | null;
       if (typeof body !== 'object' || body === null || body.applicationId !== applicationId) {
-        throw new UpstreamError('malformed', 'the policy is not the one of the token\'s application');
+        // The applicationId received is not quoted: no upstream text in messages.
+        throw new UpstreamError('malformed', `the policy from ${config.url} is not the one of the token's application`);
       }
       // Validated before the changeId comparison: a malformed answer is a failure even when it
       // repeats the cached changeId, so it can never extend the cached policy's life past maxStaleMs.
       const problem = policyProblem(body);
-      if (problem !== undefined) throw new UpstreamError('malformed', `the policy is malformed: ${problem}`);
+      if (problem !== undefined) throw new UpstreamError('malformed', `the policy from ${config.url} is malformed: ${problem}`);
       if (previous && body.changeId === previous.policy.changeId) {
         this.#confirm(state, applicationId, previous, false);
-        return;
+        return RECORDED;
       }
       const policy = compilePolicy(body as RolePolicy);
       state.entry = { policy, fetchedAt: config.now() };
@@ -181,11 +285,30 @@ export class PolicyClient {
       } else if (policyFetched.hasSubscribers) {
         policyFetched.publish({ applicationId, changeId: policy.changeId });
       }
+      return RECORDED;
     } catch (error) {
       const failure = error instanceof UpstreamError ? error : new UpstreamError('network', 'the policy could not be fetched', { cause: error });
+      const status = failure.reason === 'status' ? failure.statusCode : undefined;
+      if ((status === 401 || status === 403) && config.policyToken === undefined) return this.#refusedFetch(state, applicationId, callerToken, status, attemptBefore, failure);
+      // With `policyToken`, a 401/403 refuses the service's own identity: UpstreamError marks it misconfigured.
       state.lastError = failure;
-      if (policyFailed.hasSubscribers) policyFailed.publish({ applicationId, reason: failure.reason, error: failure });
+      if (policyFailed.hasSubscribers) policyFailed.publish({ applicationId, reason: failure.reason, misconfigured: failure.misconfigured, error: failure });
+      return RECORDED;
     }
+  }
+
+  /**
+   * The policy API refused the caller's own token: remember it briefly, give the spacing budget
+   * back (the next caller's token may revalidate at once), and leave the app state alone. When no
+   * token of the application was accepted lately, it reads as a misconfiguration in `policy:failed`.
+   */
+  #refusedFetch(state: AppState, applicationId: string, token: string, status: 401 | 403, attemptBefore: number | undefined, failure: UpstreamError): FetchOutcome {
+    state.lastAttemptAt = attemptBefore;
+    this.#refused.set(this.#tokenKey(token), { status, until: this.#config.now() + REFUSAL_MEMORY_MS });
+    const acceptedRecently = this.#acceptedRecently(state);
+    if (policyTokenRefused.hasSubscribers) policyTokenRefused.publish({ applicationId, statusCode: status, acceptedRecently });
+    if (!acceptedRecently && policyFailed.hasSubscribers) policyFailed.publish({ applicationId, reason: failure.reason, misconfigured: true, error: failure });
+    return { refused: true, token, status };
   }
 
   /** The API confirmed the cached policy (304, or the same changeId): keep it compiled, fresh again. */
@@ -196,7 +319,9 @@ export class PolicyClient {
   }
 
   #unavailable(applicationId: string, state: AppState): never {
-    const detail = state.lastError ? `: ${state.lastError.message}` : '';
-    throw new PolicyUnavailableError(`no usable role policy for application ${applicationId}${detail}`, { cause: state.lastError });
+    const last = state.lastError;
+    const misconfigured = last?.misconfigured ?? false;
+    const detail = last ? `: ${misconfigured ? 'the policy API is misconfigured (check policyUrl / baseUrl): ' : ''}${last.message}` : '';
+    throw new PolicyUnavailableError(`no usable role policy for application ${applicationId}${detail}`, { cause: last, misconfigured });
   }
 }
