@@ -46,11 +46,15 @@ function bigPolicy(changeId: string): object {
 
 type Fault = (req: IncomingMessage, res: ServerResponse) => void;
 
+/** A reset before any response byte is retried once on a fresh connection: two requests per attempt. */
+const ATTEMPT_REQUESTS: Record<string, number> = { 'connection reset': 2 };
+
 /** Every fault answers with, or would lead to, a policy in which DRIVER may WRITE: a grant would show it was used. */
 const FAULTS: [name: string, reason: string, fault: Fault][] = [
   ['HTTP 500', 'status', (_req, res) => { json(res, 500, driverCanWrite('c2', ctx.app)); }],
   ['HTTP 503', 'status', (_req, res) => { json(res, 503, { error: 'unavailable' }); }],
-  ['HTTP 401', 'status', (_req, res) => { json(res, 401, { error: 'unauthorized' }); }],
+  // A 401/403 to the caller's token is that caller's outcome (refusal.test.ts), not an outage.
+  ['HTTP 404', 'status', (_req, res) => { json(res, 404, driverCanWrite('c2', ctx.app)); }],
   ['connection reset', 'network', (req) => { req.socket.destroy(); }],
   ['hang past timeoutMs', 'timeout', () => { /* never answers */ }],
   ['headers then a body that never ends', 'timeout', (_req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.write('{"applicationId":'); }],
@@ -84,28 +88,29 @@ function make(reason?: string): Authorizer {
   return ctx.authorizer(reason === 'timeout' ? { ...P, timeoutMs: TIMEOUT_MS } : P);
 }
 
-describe.each(FAULTS)('%s', (_name, reason, fault) => {
+describe.each(FAULTS)('%s', (name, reason, fault) => {
+  const per = ATTEMPT_REQUESTS[name] ?? 1;
   test('cold cache: 503 ERR_POLICY_UNAVAILABLE; retries are spaced by minRefreshIntervalMs; recovers', async () => {
     const authz = make(reason);
     const id = await identityFor(authz, ctx.app);
     useFault(fault);
     const error = await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe(reason);
-    expect(ctx.server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(per);
     expect(ctx.events.types()).toEqual(['failed']);
     expect(ctx.events.events[0]!.message).toMatchObject({ applicationId: ctx.app, reason });
     // Nothing was cached: a check() also fails with 503, never with a grant or a 403.
     await expectAuthzError(authz.authorize(id, WRITE), 'ERR_POLICY_UNAVAILABLE', 503);
-    expect(ctx.server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(per);
 
     ctx.server.fault = undefined;
     ctx.clock.advance(P.minRefreshIntervalMs - 1);
     await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
-    expect(ctx.server.requests).toHaveLength(1);
+    expect(ctx.server.requests).toHaveLength(per);
     ctx.clock.advance(1);
     expect(await authz.authorize(id, READ)).toMatchObject({ granted: true, changeId: 'c1' });
-    expect(ctx.server.requests).toHaveLength(2);
-    expect(ctx.server.requests[1]!.headers['if-none-match']).toBeUndefined();
+    expect(ctx.server.requests).toHaveLength(per + 1);
+    expect(ctx.server.requests[per]!.headers['if-none-match']).toBeUndefined();
     expect(await authz.authorize(id, WRITE)).toMatchObject({ granted: false, changeId: 'c1' });
   });
 
@@ -120,16 +125,16 @@ describe.each(FAULTS)('%s', (_name, reason, fault) => {
     expect(await authz.authorize(id, READ)).toMatchObject({ granted: true, changeId: 'c1' });
     const [failed] = await ctx.events.until('failed');
     expect(failed!.message).toMatchObject({ applicationId: ctx.app, reason });
-    expect(ctx.server.requests).toHaveLength(2);
+    expect(ctx.server.requests).toHaveLength(1 + per);
     // The failed revalidation did not swap anything in: DRIVER still cannot write.
     expect(await authz.authorize(id, WRITE)).toMatchObject({ granted: false, changeId: 'c1' });
-    expect(ctx.server.requests).toHaveLength(2);
+    expect(ctx.server.requests).toHaveLength(1 + per);
 
     // The last usable millisecond: served, and another (failing) attempt is made.
     ctx.clock.ms = t0 + P.maxStaleMs;
     expect(await authz.authorize(id, READ)).toMatchObject({ granted: true, changeId: 'c1' });
     await ctx.events.until('failed', 2);
-    expect(ctx.server.requests).toHaveLength(3);
+    expect(ctx.server.requests).toHaveLength(1 + 2 * per);
     const stale = ctx.events.events.filter((e) => e.type === 'stale-served');
     expect(stale.at(-1)!.message).toMatchObject({ ageMs: P.maxStaleMs, lastError: { reason } });
 
@@ -137,13 +142,13 @@ describe.each(FAULTS)('%s', (_name, reason, fault) => {
     ctx.clock.ms = t0 + P.maxStaleMs + 1;
     const error = await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe(reason);
-    expect(ctx.server.requests).toHaveLength(3);
+    expect(ctx.server.requests).toHaveLength(1 + 2 * per);
     await expectAuthzError(authz.authorize(id, WRITE), 'ERR_POLICY_UNAVAILABLE', 503);
 
     // Once the spacing allows it, another attempt; still failing: 503.
     ctx.clock.advance(P.minRefreshIntervalMs);
     await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
-    expect(ctx.server.requests).toHaveLength(4);
+    expect(ctx.server.requests).toHaveLength(1 + 3 * per);
     expect(ctx.events.types().filter((t) => t === 'failed')).toHaveLength(3);
     expect(ctx.events.types()).not.toContain('changed');
 
@@ -151,7 +156,7 @@ describe.each(FAULTS)('%s', (_name, reason, fault) => {
     ctx.server.fault = undefined;
     ctx.clock.advance(P.minRefreshIntervalMs);
     expect(await authz.authorize(id, READ)).toMatchObject({ granted: true, changeId: 'c1' });
-    expect(ctx.server.requests).toHaveLength(5);
+    expect(ctx.server.requests).toHaveLength(2 + 3 * per);
   });
 });
 
