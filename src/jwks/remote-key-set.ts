@@ -115,7 +115,7 @@ export class RemoteKeySet implements KeySet {
       const body = parseJsonBody(res.body, config.uri);
       if (!isJwkSetLike(body)) throw new UpstreamError('malformed', `the body of ${config.uri} is not a JWK Set`);
       const index = await importJwks(body, config.algorithms);
-      if (index.size === 0) throw new UpstreamError('malformed', 'the JWK Set holds no usable RSA signing key');
+      if (index.size === 0) throw new UpstreamError('malformed', `the JWK Set of ${config.uri} holds no usable RSA signing key`);
       const removed = [...this.#index.keys()].filter((kid) => !index.has(kid));
       this.#index = index;
       this.#lastSuccessAt = config.now();

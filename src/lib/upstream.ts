@@ -283,7 +283,7 @@ function translateUpstreamError(error: unknown, signal: AbortSignal, what: strin
 function scrubbed(error: unknown): Error {
   if (!(error instanceof Error)) return new Error('non-Error thrown by the HTTP client');
   const code = (error as { code?: unknown }).code;
-  const parse = typeof code === 'string' && code.startsWith('HPE_');
+  const parse = error.name === 'HTTPParserError' || (typeof code === 'string' && code.startsWith('HPE_'));
   const copy = new Error(parse ? 'the answer is not valid HTTP/1.1' : error.message);
   copy.name = error.name;
   if (typeof code === 'string') Object.assign(copy, { code });
