@@ -122,7 +122,7 @@ export class PolicyClient {
         if (policyStale.hasSubscribers) {
           policyStale.publish({ applicationId, changeId: entry.policy.changeId, ageMs: age, lastError: state.lastError });
         }
-        this.#startFetch(state, applicationId, callerToken, false);
+        void this.#startFetch(state, applicationId, callerToken, false);
         return entry;
       }
     }

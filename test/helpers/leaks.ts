@@ -11,7 +11,7 @@ export function reachableText(value: unknown): string {
   const walk = (v: unknown, depth: number): void => {
     if (depth > 12 || v === null || v === undefined) return;
     if (typeof v === 'string') { parts.push(v); return; }
-    if (typeof v !== 'object' && typeof v !== 'function') { parts.push(String(v)); return; }
+    if (typeof v !== 'object' && typeof v !== 'function') return; // numbers, booleans, symbols: no text
     if (seen.has(v)) return;
     seen.add(v);
     if (v instanceof Uint8Array) { parts.push(Buffer.from(v).toString('latin1')); return; }

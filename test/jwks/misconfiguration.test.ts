@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createAuthorizer, JwksUnavailableError, PolicyUnavailableError, toErrorResponse, type IamAuthzError } from '../../src/index.js';
+import { createAuthorizer, JwksUnavailableError, toErrorResponse, type IamAuthzError } from '../../src/index.js';
 import { json, startLoopback, type Loopback } from '../helpers/loopback.js';
 import { identityFor, READ, usePolicyApi } from '../policy/harness.js';
 import { expectAuthzError, recordJwksEvents } from './harness.js';
@@ -55,7 +55,7 @@ describe('JWKS endpoint', () => {
     try {
       const error = await expectAuthzError(authz.ready(), 'ERR_JWKS_UNAVAILABLE', 503);
       expect(error).toBeInstanceOf(JwksUnavailableError);
-      expect((error as JwksUnavailableError).misconfigured).toBe(true);
+      expect(error).toMatchObject({ misconfigured: true });
       expect(error.message).toMatch(/misconfigured/);
       expect(error.message).toContain(`${server.url}/authentication/v1/.well-known/jwks.json`);
       expect(error.message).toContain(String(code));
@@ -75,7 +75,7 @@ describe('JWKS endpoint', () => {
     const authz = createAuthorizer({ baseUrl: server.url });
     try {
       const error = await expectAuthzError(authz.ready(), 'ERR_JWKS_UNAVAILABLE', 503);
-      expect((error as JwksUnavailableError).misconfigured).toBe(false);
+      expect(error).toMatchObject({ misconfigured: false });
       expect(error.message).toMatch(/unavailable/);
       expect(error.message).toContain(server.url);
       const [event] = await events.until(1);
@@ -97,7 +97,7 @@ describe('policy endpoint', () => {
     const id = await identityFor(authz, ctx.app);
     ctx.server.fault = (req, res) => { a(req, res); return true; };
     const error = await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
-    expect((error as PolicyUnavailableError).misconfigured).toBe(true);
+    expect(error).toMatchObject({ misconfigured: true });
     expect(error.message).toMatch(/misconfigured/);
     expect(error.message).toContain(`${ctx.server.url}/policy/v1/roles`);
     expect(error.message).toContain(String(code));
@@ -111,7 +111,7 @@ describe('policy endpoint', () => {
     const id = await identityFor(authz, ctx.app);
     ctx.server.fault = (req, res) => { a(req, res); return true; };
     const error = await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
-    expect((error as PolicyUnavailableError).misconfigured).toBe(false);
+    expect(error).toMatchObject({ misconfigured: false });
     const [failed] = await ctx.events.until('failed');
     expect(failed!.message).toMatchObject({ misconfigured: false });
     expectPlain503(error, ctx.server);
@@ -123,7 +123,7 @@ describe('policy endpoint', () => {
       const id = await identityFor(authz, ctx.app);
       ctx.server.fault = (req, res) => { status(code)(req, res); return true; };
       const error = await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
-      expect((error as PolicyUnavailableError).misconfigured).toBe(true);
+      expect(error).toMatchObject({ misconfigured: true });
       expect(error.message).toContain(`HTTP ${code}`);
     }
   });

@@ -67,7 +67,7 @@ function expectNoMarker(error: IamAuthzError, events: unknown[]): void {
 describe('policy API', () => {
   const ctx = usePolicyApi();
   let recorder: ReturnType<typeof recordAll>;
-  afterEach(() => recorder.dispose());
+  afterEach(() => { recorder.dispose(); });
 
   test.each(HOSTILE)('%s: the failure carries the URL, never the body', async (_name, answer) => {
     recorder = recordAll();
@@ -99,7 +99,7 @@ describe('JWKS endpoint', () => {
   beforeAll(async () => { server = await startLoopback((req, res) => { answer(req, res); }); });
   afterAll(() => server.close());
   let recorder: ReturnType<typeof recordAll>;
-  afterEach(() => recorder.dispose());
+  afterEach(() => { recorder.dispose(); });
 
   const JWKS_HOSTILE: [name: string, answer: Answer][] = [
     ...HOSTILE.slice(0, 5),
