@@ -8,7 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { describe, expect, test } from 'vitest';
-import { channels, PolicyUnavailableError, type PolicyOptions } from '../../src/index.js';
+import { channels, PolicyUnavailableError, toErrorResponse, type PolicyOptions } from '../../src/index.js';
 import { REFUSAL_MEMORY_MS } from '../../src/policy/policy-client.js';
 import { json } from '../helpers/loopback.js';
 import { expectAuthzError, identityFor, READ, usePolicyApi, WRITE } from './harness.js';
@@ -47,6 +47,9 @@ describe('a refused caller token is that caller\'s outcome only', () => {
     ctx.clock.advance(P.maxStaleMs + 1); // past maxStaleMs: a fetch is needed to answer
     const error = await expectAuthzError(authz.authorize(bob, READ), 'ERR_TOKEN_REJECTED', 401);
     expect(error.message).toMatch(/IAM rejected the token/);
+    const response = toErrorResponse(error, { realm: 'api', exposeDecision: false, retryAfterSec: 5 });
+    expect(response).toMatchObject({ status: 401, body: { code: 'ERR_TOKEN_REJECTED' } });
+    expect(response.headers['www-authenticate']).toMatch(/error="invalid_token"/);
     expect(ctx.server.requests).toHaveLength(2);
     // No failure state, no spacing: alice's request goes out now and she is answered.
     expect(await authz.authorize(alice, READ)).toMatchObject({ granted: true, changeId: 'c1' });
