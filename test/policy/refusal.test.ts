@@ -137,6 +137,33 @@ describe('a refused caller token is that caller\'s outcome only', () => {
     await expectAuthzError(authz.authorize(bob, READ), 'ERR_TOKEN_REJECTED', 401);
     expect(ctx.server.requests).toHaveLength(3);
   });
+
+  test('a flood of distinct refused tokens: one request in flight at a time, each token asked at most once', async () => {
+    const authz = ctx.authorizer(P);
+    const { alice } = await users(authz);
+    await authz.authorize(alice, READ);
+    ctx.clock.advance(P.maxStaleMs + 1);
+    let inFlight = 0;
+    let maxInFlight = 0;
+    ctx.server.fault = (req, res) => {
+      if (!subOfRequest(req).startsWith('actor-bob')) return false;
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      setTimeout(() => { inFlight -= 1; json(res, 401, {}); }, 5);
+      return true;
+    };
+    const bobs = await Promise.all(Array.from({ length: 10 }, (_, i) => identityFor(authz, ctx.app, { sub: `actor-bob-${i}`, jti: `jti-bob-${i}` })));
+    const results = await Promise.allSettled(bobs.flatMap((bob) => Array.from({ length: 5 }, () => authz.authorize(bob, READ))));
+    // Never a grant. A caller that waited through MAX_ROUNDS fetches refused for others' tokens,
+    // without its own being asked, gets 503 (bounded waiting); the others get their 401.
+    const codes = new Set(results.map((r) => (r.status === 'rejected' ? (r.reason as { code: string }).code : 'granted')));
+    expect([...codes].every((c) => c === 'ERR_TOKEN_REJECTED' || c === 'ERR_POLICY_UNAVAILABLE')).toBe(true);
+    expect(codes.has('ERR_TOKEN_REJECTED')).toBe(true);
+    expect(maxInFlight).toBe(1);
+    expect(ctx.server.requests.length - 1).toBeLessThanOrEqual(bobs.length);
+    // The application was not harmed: alice is served at once.
+    expect(await authz.authorize(alice, READ)).toMatchObject({ granted: true });
+  });
 });
 
 describe('a policy API that refuses every token', () => {
