@@ -27,7 +27,7 @@ export class UpstreamError extends Error {
    * True when the answer says the endpoint is misconfigured rather than down: a redirect, 401, 403,
    * 404, 405, 410, or a 2xx whose content-type is not JSON (e.g. an HTML page).
    */
-  misconfigured: boolean;
+  readonly misconfigured: boolean;
   /**
    * The headers and (capped) body of a 4xx/5xx answer, when {@link RequestOptions.errorBodyMaxBytes}
    * asked for them and the body fitted; otherwise `undefined`.

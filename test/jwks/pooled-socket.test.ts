@@ -17,11 +17,13 @@ import { bearer, expectAuthzError, useJwksServer } from './harness.js';
  * (kept-alive) connection finds it closed by the server, as when the server's idle timeout fires
  * while the client reuses the socket.
  */
-function closingKeptAliveSockets(serve: Handler): Handler {
+function closingKeptAliveSockets(serve: Handler, how: 'close' | 'reset' = 'close'): Handler {
   const served = new WeakSet<Socket>();
   return (req: IncomingMessage, res: ServerResponse) => {
     if (served.has(req.socket)) {
-      req.socket.destroy();
+      // 'close' ends the connection (undici: UND_ERR_SOCKET); 'reset' sends a TCP RST (ECONNRESET).
+      if (how === 'reset') req.socket.resetAndDestroy();
+      else req.socket.destroy();
       return;
     }
     served.add(req.socket);
@@ -43,8 +45,8 @@ describe('httpRequest', () => {
 
   const options = { dispatcher: agent, timeoutMs: 2_000, maxBytes: 1_000, headers: {} };
 
-  test('a GET on a socket the server closed is retried once on a fresh connection', async () => {
-    server = await startLoopback(closingKeptAliveSockets((_req, res) => { json(res, 200, { ok: true }); }));
+  test.each(['close', 'reset'] as const)('a GET whose kept-alive socket the server ends (%s) is retried once on a fresh connection', async (how) => {
+    server = await startLoopback(closingKeptAliveSockets((_req, res) => { json(res, 200, { ok: true }); }, how));
     expect((await httpGet(`${server.url}/x`, options)).statusCode).toBe(200);
     await settle();
     expect((await httpGet(`${server.url}/x`, options)).statusCode).toBe(200);

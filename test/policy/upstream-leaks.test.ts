@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { channels, createAuthorizer, type IamAuthzError, type PolicyOptions } from '../../src/index.js';
 import { reachableText } from '../helpers/leaks.js';
 import { json, startLoopback, type Loopback } from '../helpers/loopback.js';
-import { expectAuthzError, identityFor, READ, usePolicyApi } from './harness.js';
+import { expectAuthzError, identityFor, READ, TEST_JWKS, usePolicyApi } from './harness.js';
 
 const MARKER = 'LEAKMARKER-7f3a';
 const P = { ttlMs: 10_000, maxStaleMs: 60_000, minRefreshIntervalMs: 1_000, timeoutMs: 2_000, maxBytes: 4_096 } satisfies PolicyOptions;
@@ -83,7 +83,7 @@ describe('policy API', () => {
     recorder = recordAll();
     const broken = await brokenHttpServer();
     try {
-      const authz = ctx.authorizers.create({ baseUrl: 'https://iam.example.test', jwks: (await import('./harness.js')).TEST_JWKS, policyUrl: `${broken.url}/policy/v1/roles`, now: ctx.clock.now, policy: P });
+      const authz = ctx.authorizers.create({ baseUrl: 'https://iam.example.test', jwks: TEST_JWKS, policyUrl: `${broken.url}/policy/v1/roles`, now: ctx.clock.now, policy: P });
       const id = await identityFor(authz, ctx.app);
       const error = await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
       expectNoMarker(error, recorder.messages);
