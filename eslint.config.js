@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   // snippet-prelude.d.ts is outside tsconfig.json on purpose (its globals are for doc snippets only).
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'docs/api/**', 'test/docs/snippet-prelude.d.ts'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'api-docs/**', 'test/docs/snippet-prelude.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {
