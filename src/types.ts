@@ -12,7 +12,9 @@ export interface AccessReference {
 
 /** The JOSE header of a verified IAM token (spec §2.2). */
 export interface IamTokenHeader {
+  /** Signature algorithm, e.g. `RS256`. */
   readonly alg: string;
+  /** Id of the signing key in the JWKS. */
   readonly kid: string;
   /** Token format, e.g. `t1`. */
   readonly cty: string;
@@ -50,6 +52,8 @@ export interface IamClaims {
 export interface Identity {
   /** The compact JWT as presented. Never log it. */
   readonly token: string;
+  /** The verified JOSE header. */
   readonly header: IamTokenHeader;
+  /** The verified claims. */
   readonly claims: IamClaims;
 }
