@@ -10,7 +10,7 @@ export interface AccessReference {
   readonly n: readonly string[];
 }
 
-/** The JOSE header of a verified IAM token (spec §2.2). */
+/** The JOSE header of a verified IAM token (docs/protocol.md, "The access token"). */
 export interface IamTokenHeader {
   /** Signature algorithm, e.g. `RS256`. */
   readonly alg: string;
@@ -21,7 +21,7 @@ export interface IamTokenHeader {
   readonly [parameter: string]: unknown;
 }
 
-/** The claims of a verified IAM token (spec §2.2). `ars` is always present and normalised. */
+/** The claims of a verified IAM token (docs/protocol.md, "Claims"). `ars` is always present and normalised. */
 export interface IamClaims {
   /** Unique token id. */
   readonly jti?: string;

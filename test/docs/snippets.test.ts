@@ -33,13 +33,13 @@ describe('documentation snippets', () => {
       '```ts', // 3
       "import { createAuthorizer } from 'iam-authz';", // 4
       "const a = createAuthorizer({ baseUrl: 'http://127.0.0.1:4000' });", // 5
-      'a.authorise(identity);', // 6: misspelt method, undeclared name
+      'a.authorise(caller);', // 6: misspelt method, undeclared name
       '```', // 7
       '```ts nocheck', // 8
       'this is not TypeScript', // 9
       '```', // 10
       '```ts', // 11
-      "const vin: string = req.params.vin; await ctx.throw(401); export { vin };", // 12: prelude names
+      "const vin: string = req.params.vin; await authorizer.authorize(identity, { service: 's', permission: 'p', resource: { type: 'VIN', value: vin } }); app.listen(0); export { vin };", // 12: prelude names
       '```', // 13
     ].join('\n');
     const { snippets, skipped } = extractSnippets('docs/x.md', markdown);
@@ -49,7 +49,7 @@ describe('documentation snippets', () => {
     expect(failures).toHaveLength(1);
     expect(failures[0]).toMatch(/^docs\/x\.md:3 /);
     expect(failures[0]).toMatch(/docs\/x\.md:6: TS2551 Property 'authorise' does not exist/);
-    expect(failures[0]).toMatch(/docs\/x\.md:6: TS2304 Cannot find name 'identity'/);
+    expect(failures[0]).toMatch(/docs\/x\.md:6: TS2304 Cannot find name 'caller'/);
   }, 120_000);
 
   it('resolves every iam-authz entry point to the built .d.ts files through the exports map', () => {
