@@ -41,13 +41,18 @@ describe('documentation snippets', () => {
       '```ts', // 11
       "const vin: string = req.params.vin; await authorizer.authorize(identity, { service: 's', permission: 'p', resource: { type: 'VIN', value: vin } }); app.listen(0); export { vin };", // 12: prelude names
       '```', // 13
+      '- a list item:', // 14
+      '    ```ts', // 15: fences may be indented inside list items
+      "    const n: number = 'one';", // 16
+      '    ```', // 17
     ].join('\n');
     const { snippets, skipped } = extractSnippets('docs/x.md', markdown);
     expect(skipped).toBe(1);
-    expect(snippets.map((s) => s.line)).toEqual([3, 11]);
+    expect(snippets.map((s) => s.line)).toEqual([3, 11, 15]);
     const failures = typecheckSnippets(repoRoot, snippets, prelude);
-    expect(failures).toHaveLength(1);
+    expect(failures).toHaveLength(2);
     expect(failures[0]).toMatch(/^docs\/x\.md:3 /);
+    expect(failures[1]).toMatch(/^docs\/x\.md:15 [^]*docs\/x\.md:16: TS2322 Type 'string' is not assignable to type 'number'/);
     expect(failures[0]).toMatch(/docs\/x\.md:6: TS2551 Property 'authorise' does not exist/);
     expect(failures[0]).toMatch(/docs\/x\.md:6: TS2304 Cannot find name 'caller'/);
   }, 120_000);

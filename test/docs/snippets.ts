@@ -16,7 +16,7 @@ export interface Snippet {
 }
 
 /** Info strings that mark a block as TypeScript; `ts nocheck` opts a block out (say why beside it). */
-const OPEN = /^ {0,3}(`{3,}|~{3,})\s*(ts|typescript)\b(.*)$/;
+const OPEN = /^\s*(`{3,}|~{3,})\s*(ts|typescript)\b(.*)$/;
 
 export function extractSnippets(file: string, markdown: string): { snippets: Snippet[]; skipped: number } {
   const lines = markdown.split(/\r?\n/);
@@ -27,7 +27,7 @@ export function extractSnippets(file: string, markdown: string): { snippets: Sni
     const fence = open?.[1];
     if (!open || fence === undefined) {
       // Skip over other fenced blocks so a ``` inside them is not taken for an opening.
-      const other = /^ {0,3}(`{3,}|~{3,})/.exec(lines[i] ?? '');
+      const other = /^\s*(`{3,}|~{3,})/.exec(lines[i] ?? '');
       if (other?.[1] !== undefined) i = closingLine(lines, i, other[1]);
       continue;
     }
