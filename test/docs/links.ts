@@ -5,7 +5,7 @@ export function markdownLinks(markdown: string): { target: string; line: number 
   const out: { target: string; line: number }[] = [];
   let fence: string | undefined;
   markdown.split(/\r?\n/).forEach((text, i) => {
-    const f = /^ {0,3}(`{3,}|~{3,})/.exec(text)?.[1];
+    const f = /^\s*(`{3,}|~{3,})/.exec(text)?.[1];
     if (f !== undefined && (fence === undefined || f.startsWith(fence))) {
       fence = fence === undefined ? f : undefined;
       return;
@@ -23,7 +23,7 @@ export function slugs(markdown: string): Set<string> {
   const out = new Set<string>();
   let fence = false;
   for (const line of markdown.split(/\r?\n/)) {
-    if (/^ {0,3}(`{3,}|~{3,})/.test(line)) fence = !fence;
+    if (/^\s*(`{3,}|~{3,})/.test(line)) fence = !fence;
     const heading = fence ? undefined : /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1];
     if (heading === undefined) continue;
     const base = heading.toLowerCase().replaceAll(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replaceAll(' ', '-');
