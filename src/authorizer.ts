@@ -42,7 +42,12 @@ export interface Authorizer {
    * `authenticate` then `authorize`. Resolves with both when granted; rejects with 403
    * `ERR_PERMISSION_DENIED` (carrying the decision) when denied, or with the 401/503 of either step.
    */
-  check(authorization: string | undefined, query: AuthorizeQuery): Promise<{ identity: Identity; decision: Decision }>;
+  check(authorization: string | undefined, query: AuthorizeQuery): Promise<{
+    /** The verified caller. */
+    identity: Identity;
+    /** The granting decision. */
+    decision: Decision;
+  }>;
   /** Fetches the JWKS now instead of on the first request. Rejects with 503 when it cannot. */
   ready(): Promise<void>;
   /** Aborts fetches under way and releases sockets and timers owned by the authorizer. Idempotent. */

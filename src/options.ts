@@ -25,6 +25,7 @@ export interface JwksOptions {
 
 /** A JWK Set given inline: no network is used for keys. */
 export interface JwkSet {
+  /** The JWKs; only RSA public signing keys are used. */
   keys: readonly object[];
 }
 
@@ -52,6 +53,7 @@ export interface PolicyOptions {
   maxBytes?: number;
 }
 
+/** Options of {@link createAuthorizer}; validated once, with a `TypeError` naming the option. */
 export interface AuthorizerOptions {
   /** The IAM's base URL, e.g. `https://iam.example.com`. Needed unless both `issuer` and `jwksUri`/`jwks` are given. */
   baseUrl?: string;

@@ -10,16 +10,18 @@ export interface AccessReference {
   readonly n: readonly string[];
 }
 
-/** The JOSE header of a verified IAM token (spec §2.2). */
+/** The JOSE header of a verified IAM token (docs/protocol.md, "The access token"). */
 export interface IamTokenHeader {
+  /** Signature algorithm, e.g. `RS256`. */
   readonly alg: string;
+  /** Id of the signing key in the JWKS. */
   readonly kid: string;
   /** Token format, e.g. `t1`. */
   readonly cty: string;
   readonly [parameter: string]: unknown;
 }
 
-/** The claims of a verified IAM token (spec §2.2). `ars` is always present and normalised. */
+/** The claims of a verified IAM token (docs/protocol.md, "Claims"). `ars` is always present and normalised. */
 export interface IamClaims {
   /** Unique token id. */
   readonly jti?: string;
@@ -50,6 +52,8 @@ export interface IamClaims {
 export interface Identity {
   /** The compact JWT as presented. Never log it. */
   readonly token: string;
+  /** The verified JOSE header. */
   readonly header: IamTokenHeader;
+  /** The verified claims. */
   readonly claims: IamClaims;
 }

@@ -5,6 +5,7 @@
 import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import { optionChecks } from '../lib/option-checks.js';
 
+/** Options of {@link IamTokenClient}; validated by its constructor. */
 export interface IamTokenClientOptions {
   /**
    * The IAM's base URL, e.g. `https://iam.example.com` (http or https, no credentials; trailing

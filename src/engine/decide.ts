@@ -20,16 +20,26 @@ export type DecisionReason =
   /** Service policies exist, but none lists the permission. */
   | 'PERMISSION_NOT_GRANTED';
 
+/** The outcome of one permission check. A denial is a normal result, not an error. */
 export interface Decision {
+  /** Whether the permission is granted. */
   readonly granted: boolean;
   /** The resource reference checked: `TYPE=value`, or the node id. */
   readonly reference: string;
   /** Role keys the token holds for this reference. */
   readonly roles: readonly string[];
   /** The first role found that grants the permission. */
-  readonly grantedBy?: { readonly role: string; readonly service: string; readonly permission: string };
+  readonly grantedBy?: {
+    /** The role key. */
+    readonly role: string;
+    /** The service definition key. */
+    readonly service: string;
+    /** The permission key. */
+    readonly permission: string;
+  };
   /** `changeId` of the policy the decision was made with; `undefined` when none was needed (no roles for the resource). */
   readonly changeId: string | undefined;
+  /** Which step decided; see {@link DecisionReason}. */
   readonly reason: DecisionReason;
 }
 

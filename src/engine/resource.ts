@@ -5,7 +5,17 @@
 import type { ResourceRef } from './decide.js';
 
 /** A custom reference (`TYPE=value`) or a node id. */
-export type ResourceQuery = { readonly type: string; readonly value: string } | { readonly node: string };
+export type ResourceQuery =
+  | {
+      /** Reference type, e.g. `VIN`; may not contain `=`. */
+      readonly type: string;
+      /** Reference value, e.g. the VIN; compared exactly. */
+      readonly value: string;
+    }
+  | {
+      /** Node id, matched against `ars[].n`. */
+      readonly node: string;
+    };
 
 /** The reference to match, or `undefined` when the query names no usable resource (which denies). */
 export function toResourceRef(resource: ResourceQuery | undefined): ResourceRef | undefined {

@@ -8,15 +8,21 @@ import type { Decision } from '../engine/decide.js';
 
 /** RFC 9457 problem details, with the library's stable `code`. */
 export interface ProblemDetails {
+  /** Always `about:blank`: the `code` says what happened. */
   readonly type: string;
+  /** The HTTP reason phrase of `status`. */
   readonly title: string;
+  /** 401, 403 or 503. */
   readonly status: number;
+  /** What went wrong, for a human; never contains the token. */
   readonly detail: string;
+  /** The stable error code, e.g. `ERR_TOKEN_EXPIRED`. */
   readonly code: string;
   /** Only with `exposeDecision`. */
   readonly decision?: Decision;
 }
 
+/** How {@link toErrorResponse} renders an error. */
 export interface ErrorResponseOptions {
   /** `realm` of the `WWW-Authenticate` challenge. */
   readonly realm: string;
@@ -26,14 +32,19 @@ export interface ErrorResponseOptions {
   readonly retryAfterSec: number;
 }
 
+/** An HTTP answer for an {@link IamAuthzError}: status, headers and problem+json body. */
 export interface ErrorResponse {
+  /** HTTP status: 401, 403 or 503. */
   readonly status: number;
+  /** `WWW-Authenticate` (401, 403) or `Retry-After` (503), lower-case names. */
   readonly headers: Readonly<Record<string, string>>;
+  /** The `application/problem+json` body. */
   readonly body: ProblemDetails;
 }
 
 const TITLES: Readonly<Record<number, string>> = { 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unavailable' };
 
+/** The HTTP answer for an error, as every adapter sends it; for rendering errors yourself. */
 export function toErrorResponse(error: IamAuthzError, options: ErrorResponseOptions): ErrorResponse {
   const { status, code } = error;
   // A 503's message names upstream URLs and statuses (for logs); the client learns only that it may retry.

@@ -14,6 +14,7 @@ import { checkRealm, toErrorResponse, type ErrorResponse, type ErrorResponseOpti
 export interface IamState {
   /** The verified bearer token. Never log it. */
   readonly token: string;
+  /** The verified claims. */
   readonly claims: IamClaims;
   /** The permission decision; absent after `authenticate()` alone. With several resources: the last one. */
   readonly decision?: Decision;
@@ -34,16 +35,22 @@ export interface GuardOptions {
   retryAfterSec?: number;
 }
 
+/** A framework-neutral guard: resolves with the state to attach, or rejects with an `IamAuthzError`. */
 export type Guard<Req> = (authorization: string | undefined, req: Req) => Promise<IamState>;
 
+/** The framework-neutral guards an adapter wraps; from {@link createGuards}. */
 export interface Guards<Req> {
+  /** A guard that only verifies the token. */
   authenticate(): Guard<Req>;
+  /** A guard that requires `permission` in `service` on `TYPE=resolve(req)`. */
   requirePermission(service: string, permission: string, type: string, resolve: ResourceResolver<Req>): Guard<Req>;
+  /** A guard that requires `permission` in `service` on the node id `node(req)`. */
   requirePermission(service: string, permission: string, node: { node: ResourceResolver<Req> }): Guard<Req>;
   /** The HTTP answer for a guard's `IamAuthzError`. */
   errorResponse(error: IamAuthzError): ErrorResponse;
 }
 
+/** Builds the guards for an adapter; options are validated here (`TypeError` naming the option). */
 export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions = {}): Guards<Req> {
   if (typeof (authorizer as Partial<Authorizer> | undefined)?.check !== 'function') throw new TypeError('an Authorizer from createAuthorizer() is required');
   const responseOptions: ErrorResponseOptions = {

@@ -5,36 +5,63 @@
 
 /** An IdP whose tokens are verified against its issuer and keys. */
 export interface ExternalIdpConfig {
+  /** Referenced by the token request's `idp-key` header and by actors' `idp`. */
   key: string;
+  /** Expected `iss` of the IdP's tokens. */
   issuer: string;
   /** Where the IdP's keys are; or give them inline as `jwks`. */
   jwksUri?: string;
-  jwks?: { keys: object[] };
+  /** The IdP's keys inline, instead of `jwksUri`. */
+  jwks?: {
+    /** The IdP's public JWKs. */
+    keys: object[];
+  };
   /** Expected `aud` of IdP tokens, when set. */
   audience?: string | string[];
 }
 
 /** The development IAM acts as its own IdP (`POST /dev-idp/token`). */
 export interface BuiltinIdpConfig {
+  /** Referenced by the token request's `idp-key` header and by actors' `idp`. */
   key: string;
+  /** Marks the built-in IdP. */
   builtin: true;
 }
 
+/** An IdP entry: external, or the built-in one. */
 export type IdpConfig = ExternalIdpConfig | BuiltinIdpConfig;
 
+/** An application: its services with their permissions, and its roles. */
 export interface ApplicationConfig {
+  /** Application id (the token's `app`). */
   id: string;
-  serviceDefinitions: { key: string; permissions: string[] }[];
+  /** The services and the permission keys each one knows. */
+  serviceDefinitions: {
+    /** Service key, e.g. `vehicle-service`. */
+    key: string;
+    /** Permission keys, e.g. `READ`. */
+    permissions: string[];
+  }[];
   /** `permissions` maps a service definition key to the permission keys the role grants there. */
-  roles: { key: string; permissions: Record<string, string[]> }[];
+  roles: {
+    /** Role key, as in `ars[].r`. */
+    key: string;
+    /** Service key → granted permission keys. */
+    permissions: Record<string, string[]>;
+  }[];
 }
 
+/** An access reference an actor holds in a tenant; becomes an `ars` element. */
 export interface AccessReferenceConfig {
+  /** Role keys. */
   r: string[];
+  /** Custom resource references, each `TYPE=value`. */
   c?: string[];
+  /** Node ids. */
   n?: string[];
 }
 
+/** A person or machine that can obtain tokens. */
 export interface ActorConfig {
   /** Becomes the token's `sub`. */
   id: string;
@@ -42,20 +69,27 @@ export interface ActorConfig {
   idp: string;
   /** The IdP token's `sub` that maps to this actor. */
   subject: string;
+  /** Becomes the token's `acc`. */
   account: string;
+  /** Application id; becomes the token's `app`. */
   application: string;
   /** Tenant id → the actor's access references in that tenant. */
   tenants: Record<string, AccessReferenceConfig[]>;
 }
 
+/** The development IAM's configuration. */
 export interface DevIamConfig {
+  /** Identity providers whose tokens the token endpoint accepts. */
   idps: IdpConfig[];
+  /** Applications and their role policies. */
   applications: ApplicationConfig[];
+  /** Who can obtain tokens, and their access references per tenant. */
   actors: ActorConfig[];
 }
 
 /** Thrown for an invalid configuration; `path` names the bad field, e.g. `actors[0].idp`. */
 export class DevIamConfigError extends Error {
+  /** Path of the bad field, e.g. `actors[0].idp`. */
   readonly path: string;
   constructor(path: string, problem: string) {
     super(`invalid dev IAM config at ${path}: ${problem}`);

@@ -32,6 +32,7 @@ export interface StartDevIamOptions {
 export interface MintTokenOptions {
   /** Actor id (becomes `sub`). */
   actor: string;
+  /** Tenant id; becomes `aud` and `tid`. */
   tenantId: string;
   /** Lifetime in seconds. Default `3600`. */
   expiryInSecs?: number;
@@ -58,6 +59,7 @@ export interface DevIam {
   rotateKeys(): string;
   /** The current role policy of an application, as the policy API serves it. */
   policyOf(applicationId: string): RolePolicy | undefined;
+  /** Stops the server and closes its connections. */
   close(): Promise<void>;
 }
 

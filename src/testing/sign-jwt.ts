@@ -4,9 +4,13 @@
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign, constants, type KeyObject } from 'node:crypto';
 
+/** An RSA key pair for signing test tokens, with its public JWK. */
 export interface SigningKey {
+  /** Key id, put in the JWK and in signed tokens' header. */
   kid: string;
+  /** Signs. */
   privateKey: KeyObject;
+  /** Verifies. */
   publicKey: KeyObject;
   /** The public JWK as published in a JWKS (`kty`, `n`, `e`, `kid`, `alg`, `use`). */
   jwk: Record<string, string>;

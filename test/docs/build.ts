@@ -1,0 +1,31 @@
+/**
+ * The documentation tests check the package as it ships: the built types in dist/. A fresh
+ * `npm ci && npm test` has no dist/, and a developer's may be older than the sources, so build
+ * (tsc -p tsconfig.build.json, the `npm run build` compiler step) when dist/ is missing or stale.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+    newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+export function ensureBuilt(root: string): void {
+  let built: number;
+  try {
+    built = statSync(join(root, 'dist/src/index.d.ts')).mtimeMs;
+  } catch {
+    built = 0;
+  }
+  const sources = Math.max(newestMtime(join(root, 'src')), newestMtime(join(root, 'adapters')), statSync(join(root, 'package.json')).mtimeMs);
+  if (built >= sources) return;
+  const tsc = createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc');
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'pipe' });
+}
