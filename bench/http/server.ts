@@ -1,0 +1,103 @@
+/**
+ * One server of the HTTP benchmark, in its own process so that its CPU time can be read on its
+ * own: `node --import tsx bench/http/server.ts <kind>` with the development IAM's addresses in the
+ * environment. It tells the parent its port over IPC and answers `cpu` messages with
+ * `process.cpuUsage()`. Every guarded route is `GET /vehicle/:vin`, READ on `VIN=<vin>`.
+ */
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import Fastify from 'fastify';
+import fastifyJwt from '@fastify/jwt';
+import { auth } from 'express-oauth2-jwt-bearer';
+import { expressjwt } from 'express-jwt';
+import jwksRsa from 'jwks-rsa';
+import { createAuthorizer, type AuthorizerOptions } from '../../src/index.js';
+import { expressAuthz } from '../../adapters/express/index.js';
+import { fastifyAuthz } from '../../adapters/fastify/index.js';
+
+export const KINDS = [
+  'fastify-bare', 'fastify-iam', 'fastify-iam-nocache', 'fastify-jwt',
+  'express-bare', 'express-iam', 'express-oauth2-jwt-bearer', 'express-jwt',
+] as const;
+export type ServerKind = (typeof KINDS)[number];
+
+const { IAM_BASE_URL: baseUrl = '', IAM_ISSUER: issuer = '', IAM_PUBLIC_PEM: publicPem = '', TENANT: tenant = '' } = process.env;
+const jwksUri = `${issuer}/.well-known/jwks.json`;
+const kind = process.argv[2] as ServerKind;
+
+/** What the peers are asked to do beyond the signature: the token must name the resource. */
+function namesVin(payload: unknown, vin: string): boolean {
+  const ars = (payload as { ars?: { c?: string[] }[] } | undefined)?.ars;
+  return Array.isArray(ars) && ars.some((a) => a.c?.includes(`VIN=${vin}`) === true);
+}
+
+function iamOptions(extra: Partial<AuthorizerOptions> = {}): AuthorizerOptions {
+  return { baseUrl, audience: tenant, ...extra };
+}
+
+async function startFastify(): Promise<number> {
+  const app = Fastify({ logger: false });
+  const reply = { ok: true };
+  if (kind === 'fastify-bare') {
+    app.get('/vehicle/:vin', async () => reply);
+  } else if (kind === 'fastify-jwt') {
+    await app.register(fastifyJwt, {
+      secret: { public: publicPem },
+      verify: { algorithms: ['RS256'], allowedIss: issuer, allowedAud: tenant, cache: true },
+    });
+    app.get<{ Params: { vin: string } }>('/vehicle/:vin', {
+      onRequest: async (request, res) => {
+        try {
+          const payload = await request.jwtVerify();
+          if (!namesVin(payload, request.params.vin)) await res.code(403).send({ error: 'forbidden' });
+        } catch {
+          await res.code(401).send({ error: 'unauthorized' });
+        }
+      },
+    }, async () => reply);
+  } else {
+    const authorizer = createAuthorizer(iamOptions(kind === 'fastify-iam-nocache' ? { tokenCache: false } : {}));
+    await authorizer.ready();
+    const { requirePermission } = fastifyAuthz(authorizer);
+    app.get<{ Params: { vin: string } }>('/vehicle/:vin', {
+      onRequest: requirePermission('vehicle-service', 'READ', 'VIN', (request) => (request.params as { vin: string }).vin),
+    }, async () => reply);
+  }
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return (app.server.address() as AddressInfo).port;
+}
+
+async function startExpress(): Promise<number> {
+  const app = express();
+  app.disable('x-powered-by');
+  const reply = (_req: express.Request, res: express.Response) => { res.json({ ok: true }); };
+  if (kind === 'express-bare') {
+    app.get('/vehicle/:vin', reply);
+  } else if (kind === 'express-iam') {
+    const authorizer = createAuthorizer(iamOptions());
+    await authorizer.ready();
+    const { requirePermission } = expressAuthz(authorizer);
+    app.get('/vehicle/:vin', requirePermission('vehicle-service', 'READ', 'VIN', (req) => req.params.vin as string), reply);
+  } else {
+    const verify = kind === 'express-oauth2-jwt-bearer'
+      ? auth({ issuer, audience: tenant, jwksUri, tokenSigningAlg: 'RS256' })
+      : expressjwt({ secret: jwksRsa.expressJwtSecret({ cache: true, jwksUri }) as never, algorithms: ['RS256'], issuer, audience: tenant });
+    const claims = (req: express.Request): unknown => (req as { auth?: { payload?: unknown } }).auth?.payload ?? (req as { auth?: unknown }).auth;
+    app.get('/vehicle/:vin', verify, (req, res, next) => {
+      if (namesVin(claims(req), req.params.vin as string)) next();
+      else res.status(403).json({ error: 'forbidden' });
+    }, reply);
+    app.use((err: { status?: number }, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      res.status(err.status ?? 401).json({ error: 'unauthorized' });
+    });
+  }
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  return (server.address() as AddressInfo).port;
+}
+
+const port = kind.startsWith('fastify') ? await startFastify() : await startExpress();
+process.on('message', (message) => {
+  if (message === 'cpu') process.send?.({ cpu: process.cpuUsage() });
+});
+process.send?.({ port });
