@@ -7,6 +7,7 @@ import { decodeCommand, DECODE_HELP } from './decode.js';
 import { devServerCommand, DEV_SERVER_HELP } from './dev-server.js';
 import { explainCommand, EXPLAIN_HELP } from './explain.js';
 import { UsageError } from './usage.js';
+import { packageVersion } from './version.js';
 
 const HELP = `usage: iam-authz <command> [options]
 
@@ -15,7 +16,7 @@ commands:
   decode       print a token's header, claims and access references (offline, NOT verified)
   explain      verify a token, fetch the policy and explain the permission decision
 
-Run "iam-authz <command> --help" for a command's options.`;
+Run "iam-authz <command> --help" for a command's options; "iam-authz --version" prints the version.`;
 
 const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help: string }> = {
   'dev-server': { run: devServerCommand, help: DEV_SERVER_HELP },
@@ -25,6 +26,10 @@ const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help:
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v') {
+    console.log(packageVersion());
+    return 0;
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     console.log(HELP);
     return name === undefined ? 2 : 0;

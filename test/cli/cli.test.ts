@@ -65,3 +65,12 @@ test('usage errors exit 2 and print help; --help for each command', async () => 
     expect(help.stdout).toContain(`usage: iam-authz ${commands[i]!}`);
   });
 });
+
+test('--version prints the package version and exits 0', async () => {
+  const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  for (const flag of ['--version', '-v']) {
+    const out = await cli(flag);
+    expect(out.code).toBe(0);
+    expect(out.stdout.trim()).toBe(version);
+  }
+});
