@@ -65,10 +65,10 @@ function h(tag: string, props: Props = {}, ...children: Child[]): HTMLElement {
   return el;
 }
 
-function byId<T extends HTMLElement>(id: string): T {
+function byId(id: string): HTMLElement {
   const el = document.getElementById(id);
   if (!el) throw new Error(`missing #${id}`);
-  return el as T;
+  return el;
 }
 
 /** A labelled field: `<div class=field><label for=id>text</label>control</div>`. */
@@ -100,10 +100,13 @@ const safe = (s: string): string => s.replace(/[^A-Za-z0-9_-]/g, (c) => `_${c.ch
 
 // ---------------------------------------------------------------- API
 
-async function api<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; etag: string | null; data: T }> {
-  const init: RequestInit = { method, headers: { accept: 'application/json', ...headers }, credentials: 'same-origin', cache: 'no-store' };
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- T names the route's answer for the caller
+async function api<T>(method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<{ status: number; etag: string | null; data: T }> {
+  const headers: Record<string, string> = { accept: 'application/json', ...extra };
+  const init: RequestInit = { method, headers, credentials: 'same-origin', cache: 'no-store' };
   if (method !== 'GET') {
-    init.headers = { ...init.headers, 'content-type': 'application/json', 'x-csrf-token': state.csrf };
+    headers['content-type'] = 'application/json';
+    headers['x-csrf-token'] = state.csrf;
     init.body = JSON.stringify(body ?? {});
   }
   const res = await fetch(`/console/api/${path}`, init);
@@ -148,8 +151,8 @@ function updateDirty(): void {
   const label = byId('dirty');
   label.textContent = dirty ? 'Unsaved changes' : 'No unsaved changes';
   label.className = dirty ? 'unsaved' : '';
-  byId<HTMLButtonElement>('save').disabled = !dirty;
-  byId<HTMLButtonElement>('discard').disabled = !dirty;
+  (byId('save') as HTMLButtonElement).disabled = !dirty;
+  (byId('discard') as HTMLButtonElement).disabled = !dirty;
   scheduleValidation();
 }
 
@@ -246,7 +249,7 @@ function render(): void {
     storage.className = 'memory';
   }
   const apps = state.draft.applications.map((a) => a.id);
-  const picker = byId<HTMLSelectElement>('app-select');
+  const picker = (byId('app-select') as HTMLSelectElement);
   picker.replaceChildren(...apps.map((id) => h('option', { value: id }, id)));
   picker.value = state.app;
   for (const tab of document.querySelectorAll<HTMLButtonElement>('nav button')) {
@@ -541,7 +544,7 @@ function mintedOutput(minted: Minted): HTMLElement[] {
     h('h3', {}, 'Token'),
     field('token-text', 'Token (compact JWT; kept in this page only)', token),
     h('div', { class: 'row' }, copyButton('copy-token', 'Copy token', () => minted.token),
-      button('Explain a decision with this token', () => { state.view = 'decisions'; render(); byId<HTMLTextAreaElement>('explain-token').value = minted.token; byId('explain-token').focus(); }, { id: 'to-explorer' })),
+      button('Explain a decision with this token', () => { state.view = 'decisions'; render(); (byId('explain-token') as HTMLTextAreaElement).value = minted.token; byId('explain-token').focus(); }, { id: 'to-explorer' })),
     h('div', { class: 'decoded' },
       h('div', {}, h('h3', {}, 'Header'), h('pre', { id: 'token-header' }, JSON.stringify(minted.header, null, 2))),
       h('div', {}, h('h3', {}, 'Claims'), h('pre', { id: 'token-claims' }, JSON.stringify({ ...minted.claims, ars: undefined }, null, 2)))),
@@ -653,7 +656,7 @@ async function start(): Promise<void> {
       byId('main').focus();
     });
   }
-  byId<HTMLSelectElement>('app-select').addEventListener('change', (event) => {
+  (byId('app-select') as HTMLSelectElement).addEventListener('change', (event) => {
     state.app = (event.target as HTMLSelectElement).value;
     render();
   });
