@@ -33,7 +33,7 @@ describe('the page', () => {
     // Transpiled from page.ts when run from the sources: no type annotations left.
     expect(js.body).toContain('function render()');
     expect(js.body).not.toMatch(/interface \w+ \{/);
-    expect(js.body).not.toMatch(/(localStorage|sessionStorage)\s*[.[]/);
+    expect(js.body).not.toMatch(/(localStorage|sessionStorage)(\.\w|\[)/);
     const css = await send(`${env.iam.baseUrl}/console/page.css`);
     expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
     expect((await send(`${env.iam.baseUrl}/console/`)).status).toBe(200);
