@@ -65,7 +65,10 @@ describe.skipIf(CHROMIUM === undefined)(`console in a browser${CHROMIUM === unde
     return page;
   }
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+  const shot = async (page: Page, name: string) => {
+    await page.evaluate(() => { window.scrollTo(0, 0); });
+    await page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+  };
 
   const putVehicle = async () => (await fetch(`${service.url}/vehicle/WVW1`, {
     method: 'PUT', headers: { authorization: `Bearer ${aliceToken}`, 'content-type': 'application/json' }, body: '{"color":"red"}',
