@@ -84,7 +84,7 @@ describe('PUT /console/api/config', () => {
     expect(res.headers.etag).not.toBe(etag);
     expect(res.json()).toStrictEqual(config);
     expect(await fileConfig()).toStrictEqual(config);
-    expect(env.iam.policyOf('app-1')!.roles[0]!.servicePolicies[0]!.permissions).toStrictEqual([{ key: 'READ' }, { key: 'WRITE' }]);
+    expect(env.iam.policyOf('app-1')?.roles[0]?.servicePolicies?.[0]?.permissions).toStrictEqual([{ key: 'READ' }, { key: 'WRITE' }]);
     expect((await env.client.config()).etag).toBe(res.headers.etag);
   });
 

@@ -31,22 +31,24 @@ describe.runIf(CHROMIUM === undefined && IN_CI)('console in a browser (CI)', () 
 });
 
 describe.skipIf(CHROMIUM === undefined)(`console in a browser${CHROMIUM === undefined ? ' (SKIPPED: no chromium found)' : ''}`, () => {
-  let env: ConsoleEnv;
-  let service: RunningService;
-  let browser: Browser;
+  let env: ConsoleEnv | undefined;
+  let service: RunningService | undefined;
+  let browser: Browser | undefined;
   let context: BrowserContext;
   let aliceToken: string;
   const problems: string[] = [];
 
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
-    env = await startConsoleEnv();
+    const started = await startConsoleEnv();
+    env = started;
     // The example service as `npm start` runs it; a denial refetches the policy at once (no 5 s spacing), to keep the test short.
-    service = await startExpress(createAuthorizer({ baseUrl: env.iam.baseUrl, policy: { minRefreshIntervalMs: 0 } }), 0);
-    aliceToken = env.iam.mintToken({ actor: 'actor-alice', tenantId: 'tenant-1' });
+    service = await startExpress(createAuthorizer({ baseUrl: started.iam.baseUrl, policy: { minRefreshIntervalMs: 0 } }), 0);
+    aliceToken = started.iam.mintToken({ actor: 'actor-alice', tenantId: 'tenant-1' });
     // Root in a container needs --no-sandbox.
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const launched = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    browser = launched;
+    context = await launched.newContext({ viewport: { width: 1280, height: 860 } });
   }, 30_000);
 
   afterAll(async () => {
@@ -60,34 +62,32 @@ describe.skipIf(CHROMIUM === undefined)(`console in a browser${CHROMIUM === unde
     // 4xx answers the page expects (409, 400 while validating) are logged by Chrome as resource errors; anything else is a problem.
     page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(m.text()); });
     page.on('pageerror', (e) => { problems.push(e.message); });
-    await page.goto(`${env.iam.baseUrl}/console`);
+    await page.goto(`${env!.iam.baseUrl}/console`);
     await page.waitForSelector('body[data-ready="true"]');
     return page;
   }
 
   const shot = async (page: Page, name: string) => {
-    await page.evaluate(() => { window.scrollTo(0, 0); });
+    await page.evaluate('window.scrollTo(0, 0)');
     await page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
   };
 
-  const putVehicle = async () => (await fetch(`${service.url}/vehicle/WVW1`, {
+  const putVehicle = async () => (await fetch(`${service!.url}/vehicle/WVW1`, {
     method: 'PUT', headers: { authorization: `Bearer ${aliceToken}`, 'content-type': 'application/json' }, body: '{"color":"red"}',
   })).status;
 
   /** Every control of the current view has an accessible name (a label, aria-label or text). */
-  const unlabelled = (page: Page) => page.evaluate(() => [...document.querySelectorAll('input, select, textarea, button')]
-    .filter((el) => {
-      const labels = (el as HTMLInputElement).labels;
-      return !(labels !== null && labels.length > 0) && !el.getAttribute('aria-label') && !(el.tagName === 'BUTTON' && (el.textContent ?? '').trim() !== '');
-    })
-    .map((el) => el.outerHTML.slice(0, 120)));
+  // (Browser-side code as a string: the test program has no DOM types.)
+  const unlabelled = (page: Page) => page.evaluate<string[]>(`[...document.querySelectorAll('input, select, textarea, button')]
+    .filter((el) => !(el.labels && el.labels.length > 0) && !el.getAttribute('aria-label') && !(el.tagName === 'BUTTON' && el.textContent.trim() !== ''))
+    .map((el) => el.outerHTML.slice(0, 120))`);
 
   it('grant WRITE to DRIVER in the matrix: the running vehicle-service then lets alice PUT', async () => {
     expect(await putVehicle()).toBe(403);
     const page = await openConsole();
-    expect(await page.locator('#storage').textContent()).toContain(env.file!);
+    expect(await page.locator('#storage').textContent()).toContain(env!.file!);
     const changeIdBefore = await page.locator('#changeid').textContent();
-    expect(changeIdBefore).toBe(env.iam.policyOf('app-1')!.changeId);
+    expect(changeIdBefore).toBe(env!.iam.policyOf('app-1')!.changeId);
     await shot(page, 'roles');
 
     // By keyboard: focus the cell, Space toggles it.
@@ -103,10 +103,10 @@ describe.skipIf(CHROMIUM === undefined)(`console in a browser${CHROMIUM === unde
     expect(await putVehicle()).toBe(200);
     const changeIdAfter = await page.locator('#changeid').textContent();
     expect(changeIdAfter).not.toBe(changeIdBefore);
-    expect(changeIdAfter).toBe(env.iam.policyOf('app-1')!.changeId);
+    expect(changeIdAfter).toBe(env!.iam.policyOf('app-1')!.changeId);
     await page.locator('details summary').click();
     expect(await page.locator('#changeid-history li').count()).toBe(2);
-    const saved = JSON.parse(await readFile(env.file!, 'utf8'));
+    const saved = JSON.parse(await readFile(env!.file!, 'utf8'));
     expect(saved.applications[0].roles[0]).toStrictEqual({ key: 'DRIVER', permissions: { 'vehicle-service': ['READ', 'WRITE'] } });
     expect(await unlabelled(page)).toStrictEqual([]);
 
@@ -133,7 +133,7 @@ describe.skipIf(CHROMIUM === undefined)(`console in a browser${CHROMIUM === unde
     expect(await unlabelled(page)).toStrictEqual([]);
     await shot(page, 'tokens');
     // The token is in the page, not in storage the page keeps (and the session cookie is HttpOnly).
-    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toStrictEqual([0, 0, '']);
+    expect(await page.evaluate('[localStorage.length, sessionStorage.length, document.cookie]')).toStrictEqual([0, 0, '']);
 
     await page.locator('#to-explorer').click();
     expect(await page.locator('#explain-token').inputValue()).toBe(token);
@@ -154,7 +154,7 @@ describe.skipIf(CHROMIUM === undefined)(`console in a browser${CHROMIUM === unde
     await expect.poll(() => page.locator('#accessible-list').textContent()).toBe('VIN=WVW1 via DRIVER');
     expect(await unlabelled(page)).toStrictEqual([]);
     await shot(page, 'decisions');
-    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length])).toStrictEqual([0, 0]);
+    expect(await page.evaluate('[localStorage.length, sessionStorage.length]')).toStrictEqual([0, 0]);
     await page.close();
   }, 30_000);
 
@@ -198,7 +198,7 @@ describe.skipIf(CHROMIUM === undefined)(`console in a browser${CHROMIUM === unde
     expect(await message.getAttribute('class')).toBe('error');
     await shot(stale, 'stale-tab-409');
     // Nothing of the stale tab's change reached the file.
-    const saved = JSON.parse(await readFile(env.file!, 'utf8'));
+    const saved = JSON.parse(await readFile(env!.file!, 'utf8'));
     expect(saved.applications[0].roles.map((r: { permissions: Record<string, string[]> }) => r.permissions['vehicle-service'])).toStrictEqual([['READ', 'WRITE'], ['WRITE']]);
 
     await message.getByRole('button', { name: 'Reload' }).click();
