@@ -2,7 +2,7 @@
  * The console's saves to the config file are atomic: a reader never sees half a file, a failed save
  * leaves the old file and the old config in force, and no temporary file is left behind.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { chmod, lstat, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,6 +12,9 @@ import { startDevIam } from '../../src/testing/dev-iam.js';
 import { ConsoleClient, exampleConfig, problemOf, startConsoleEnv, type ConsoleEnv } from './support.js';
 
 let env: ConsoleEnv | undefined;
+
+/** Runs a command; true when it exited 0. */
+const run = (cmd: string, args: string[]) => new Promise<boolean>((resolve) => { execFile(cmd, args, (error) => { resolve(error === null); }); });
 afterEach(async () => { await env?.close(); env = undefined; });
 
 describe('atomic save', () => {
@@ -51,16 +54,51 @@ describe('atomic save', () => {
     env = await startConsoleEnv();
     const { etag, config } = await env.client.config();
     const policyBefore = env.iam.policyOf('app-1');
-    // The file's place is taken by a non-empty directory: the final rename fails.
-    await rm(env.file!);
-    await mkdir(join(env.file!, 'blocker'), { recursive: true });
+    const before = await readFile(env.file!, 'utf8');
+    // An immutable file (even root cannot rename over it): the temporary file is written, the rename fails.
+    const immutable = await run('chattr', ['+i', env.file!]);
+    if (!immutable) {
+      console.warn('skipped: chattr +i is not supported here');
+      return;
+    }
+    try {
+      config.applications[0]!.roles[0]!.permissions['vehicle-service'] = ['READ', 'WRITE'];
+      const res = await env.client.put(config, etag);
+      expect(res.status).toBe(500);
+      expect(problemOf(res).detail).toMatch(/could not be saved \(E[A-Z]+\); nothing was changed/);
+      expect(env.iam.policyOf('app-1')).toStrictEqual(policyBefore);
+      expect((await env.client.config()).etag).toBe(etag);
+      expect(await readdir(env.dir)).toStrictEqual(['iam.json']);
+      expect(await readFile(env.file!, 'utf8')).toBe(before);
+    } finally {
+      await run('chattr', ['-i', env.file!]);
+    }
+  });
+
+  it('does not overwrite a hand edit of the file that was not reloaded (409), nor a file that is gone or broken', async () => {
+    env = await startConsoleEnv();
+    const { etag, config } = await env.client.config();
+    const edited = structuredClone(config);
+    edited.actors[0]!.account = 'acc-by-hand';
+    await writeFile(env.file!, JSON.stringify(edited));
     config.applications[0]!.roles[0]!.permissions['vehicle-service'] = ['READ', 'WRITE'];
     const res = await env.client.put(config, etag);
-    expect(res.status).toBe(500);
-    expect(problemOf(res).detail).toMatch(/could not be saved \(E[A-Z]+\); nothing was changed/);
-    expect(env.iam.policyOf('app-1')).toStrictEqual(policyBefore);
-    expect((await env.client.config()).etag).toBe(etag);
+    expect(res.status).toBe(409);
+    expect(problemOf(res).detail).toMatch(/on disk differs/);
+    expect(JSON.parse(await readFile(env.file!, 'utf8'))).toStrictEqual(edited);
+    await writeFile(env.file!, '{ "idps": [');
+    expect((await env.client.put(config, etag)).status).toBe(409);
+    await rm(env.file!);
+    await mkdir(join(env.file!, 'blocker'), { recursive: true });
+    expect((await env.client.put(config, etag)).status).toBe(409);
     expect(await readdir(env.dir)).toStrictEqual(['iam.json']);
+    // Reloaded (as the dev-server does on a change), the hand edit is the new base.
+    await rm(env.file!, { recursive: true });
+    await writeFile(env.file!, JSON.stringify(edited));
+    env.iam.setConfig(env.file!);
+    const current = await env.client.config();
+    expect(current.config.actors[0]!.account).toBe('acc-by-hand');
+    expect((await env.client.put(current.config, current.etag)).status).toBe(200);
   });
 
   it('writeFileAtomic removes its temporary file when the rename fails', async () => {

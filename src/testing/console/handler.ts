@@ -218,8 +218,13 @@ export function createConsole(host: ConsoleHost, options: ConsoleOptions = {}): 
       throw error;
     }
     if (host.configFile !== undefined) {
+      // A hand edit of the file that was not reloaded (npm start does not watch it) is not overwritten either.
+      const onDisk = await readConfigFile(host.configFile);
+      if (onDisk.config === undefined || etagOf(onDisk.config) !== currentEtag) {
+        return problem(409, 'the config file on disk differs from the configuration in force (edited by hand and not reloaded?); reload or restore the file, then apply your change again', { currentEtag }, { etag: currentEtag });
+      }
       try {
-        await writeFileAtomic(host.configFile, await fileText(host.configFile, next));
+        await writeFileAtomic(host.configFile, fileText(onDisk.members, next));
       } catch (error) {
         const code = (error as { code?: unknown } | null)?.code;
         return problem(500, `the config file could not be saved${typeof code === 'string' ? ` (${code})` : ''}; nothing was changed`);
@@ -343,15 +348,23 @@ function putActor(config: DevIamConfig, actorId: string, body: unknown): unknown
   return config;
 }
 
-/** The file's new text: its other top-level members (e.g. `$schema`, notes) are kept. */
-async function fileText(file: string, next: DevIamConfig): Promise<string> {
-  let existing: Record<string, unknown> = {};
+/** The config file as it is now: its validated configuration (`undefined` when unreadable or invalid) and its top-level members. */
+async function readConfigFile(file: string): Promise<{ config: DevIamConfig | undefined; members: Record<string, unknown> }> {
   try {
-    existing = record(JSON.parse(await readFile(file, 'utf8'))) ?? {};
+    const members = record(JSON.parse(await readFile(file, 'utf8'))) ?? {};
+    try {
+      return { config: validateConfig(members), members };
+    } catch {
+      return { config: undefined, members };
+    }
   } catch {
-    // unreadable or not JSON: write the configuration alone
+    return { config: undefined, members: {} };
   }
-  return `${JSON.stringify({ ...existing, ...next }, null, 2)}\n`;
+}
+
+/** The file's new text: its other top-level members (e.g. `$schema`, notes) are kept. */
+function fileText(members: Record<string, unknown>, next: DevIamConfig): string {
+  return `${JSON.stringify({ ...members, ...next }, null, 2)}\n`;
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
