@@ -209,6 +209,23 @@ describe.skipIf(CHROMIUM === undefined)(`console in a browser${CHROMIUM === unde
     await stale.close();
   }, 30_000);
 
+  it('started without a config file, the page says edits live in memory', async () => {
+    const mem = await startConsoleEnv({ memory: true });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${mem.iam.baseUrl}/console`);
+      await page.waitForSelector('body[data-ready="true"]');
+      expect(await page.locator('#storage').textContent()).toBe('Started without a config file: edits live in memory only and are lost when the IAM stops.');
+      await page.getByLabel('OWNER may WRITE on vehicle-service').uncheck();
+      await page.locator('#save').click();
+      await page.locator('#message').getByText('Saved (kept in memory)').waitFor();
+      expect(mem.iam.policyOf('app-1')!.roles[1]!.servicePolicies![0]!.permissions).toStrictEqual([{ key: 'READ' }]);
+      await page.close();
+    } finally {
+      await mem.close();
+    }
+  }, 30_000);
+
   it('raised no script or CSP errors', () => {
     expect(problems).toStrictEqual([]);
   });
