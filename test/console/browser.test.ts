@@ -97,7 +97,7 @@ describe.skipIf(CHROMIUM === undefined)(`console in a browser${CHROMIUM === unde
     await expect.poll(() => cell.isChecked()).toBe(true);
     await expect.poll(() => page.locator('#dirty').textContent()).toContain('Unsaved changes');
     await page.locator('#save').click();
-    await page.locator('#message').getByText('Saved (saved to the config file)').waitFor();
+    await page.locator('#message').getByText('Saved to the config file.').waitFor();
     await shot(page, 'roles-saved');
 
     expect(await putVehicle()).toBe(200);
@@ -106,6 +106,8 @@ describe.skipIf(CHROMIUM === undefined)(`console in a browser${CHROMIUM === unde
     expect(changeIdAfter).toBe(env!.iam.policyOf('app-1')!.changeId);
     await page.locator('details summary').click();
     expect(await page.locator('#changeid-history li').count()).toBe(2);
+    // The README's picture: the matrix after the grant, with the changeId history open.
+    await page.screenshot({ path: `${ARTIFACTS}readme.png`, clip: { x: 0, y: 0, width: 1280, height: 640 } });
     const saved = JSON.parse(await readFile(env!.file!, 'utf8'));
     expect(saved.applications[0].roles[0]).toStrictEqual({ key: 'DRIVER', permissions: { 'vehicle-service': ['READ', 'WRITE'] } });
     expect(await unlabelled(page)).toStrictEqual([]);
@@ -218,7 +220,7 @@ describe.skipIf(CHROMIUM === undefined)(`console in a browser${CHROMIUM === unde
       expect(await page.locator('#storage').textContent()).toBe('Started without a config file: edits live in memory only and are lost when the IAM stops.');
       await page.getByLabel('OWNER may WRITE on vehicle-service').uncheck();
       await page.locator('#save').click();
-      await page.locator('#message').getByText('Saved (kept in memory)').waitFor();
+      await page.locator('#message').getByText('Saved in memory.').waitFor();
       expect(mem.iam.policyOf('app-1')!.roles[1]!.servicePolicies![0]!.permissions).toStrictEqual([{ key: 'READ' }]);
       await page.close();
     } finally {

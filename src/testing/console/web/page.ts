@@ -186,8 +186,8 @@ async function save(): Promise<void> {
     state.etag = res.etag ?? '';
     await refreshStatus();
     render();
-    const mode = state.status?.storage.mode === 'file' ? 'saved to the config file' : 'kept in memory';
-    say('info', `Saved (${mode}). Running services pick up the new changeId on their next policy check.`);
+    const where = state.status?.storage.mode === 'file' ? 'Saved to the config file.' : 'Saved in memory.';
+    say('info', `${where} Running services pick up the new changeId on their next policy check.`);
     return;
   }
   if (res.status === 409) {
