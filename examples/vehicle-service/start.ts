@@ -42,6 +42,7 @@ async function main(): Promise<number> {
   const tokens = await demoTokens(iam);
   if (!values.demo) {
     console.log(`development IAM   ${iam.baseUrl}  (issuer ${iam.issuer})`);
+    console.log(`console           ${iam.baseUrl}/console  (edit roles and actors, mint tokens, explain decisions; saved to iam.json)`);
     console.log(`vehicle-service   ${service.url}  (${framework})\n`);
     console.log('Try it (tokens valid for one hour):\n');
     console.log(`  curl -i ${service.url}/vehicle/WVW1 -H "Authorization: Bearer ${tokens.alice}"\n`);

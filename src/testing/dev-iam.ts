@@ -10,6 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { RolePolicy } from '../policy/types.js';
 import { DevIamConfigError, validateConfig, type ApplicationConfig, type DevIamConfig, type IdpConfig } from './config.js';
+import { createConsole, type DevIamConsole } from './console/handler.js';
+import { isConsolePath, serveConsole } from './console/node-http.js';
 import { accepts, bearerToken, BodyTooLargeError, mediaType, readBody, sendJson, sendProblem } from './problem.js';
 import { generateSigningKey, signJwt, type SigningKey } from './sign-jwt.js';
 
@@ -27,6 +29,8 @@ export interface StartDevIamOptions {
   port?: number;
   /** Interface to listen on. Default `127.0.0.1`. */
   host?: string;
+  /** Serve the web console at `/console` (edits are saved to the config file, when `config` is one). Default `true`. */
+  console?: boolean;
 }
 
 export interface MintTokenOptions {
@@ -83,6 +87,7 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
   const issuer = `${baseUrl}/authentication/v1`;
   const devIdpIssuer = `${baseUrl}/dev-idp`;
   let idpVerifiers = buildIdpVerifiers(config.idps);
+  let devConsole: DevIamConsole | undefined;
 
   function buildIdpVerifiers(idps: IdpConfig[]): Map<string, (token: string) => Promise<JWTPayload>> {
     const map = new Map<string, (token: string) => Promise<JWTPayload>>();
@@ -124,6 +129,7 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', baseUrl).pathname;
+    if (devConsole && isConsolePath(path)) return serveConsole(devConsole, req, res);
     if (path === '/authentication/v1/tokens') return issueToken(req, res);
     if (path === '/authentication/v1/.well-known/jwks.json') {
       if (req.method !== 'GET' && req.method !== 'HEAD') { sendProblem(res, 405, 'use GET', { allow: 'GET, HEAD' }); return; }
@@ -212,7 +218,7 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
     res.end(token);
   }
 
-  return {
+  const devIam: DevIam = {
     baseUrl,
     issuer,
     mintToken,
@@ -229,10 +235,18 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
       return fresh.kid;
     },
     async close() {
+      await devConsole?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => { resolve(); }));
     },
   };
+  if (options.console !== false) {
+    devConsole = createConsole({
+      baseUrl, configFile: typeof options.config === 'string' ? options.config : undefined, maxExpiryInSecs: MAX_EXPIRY_SECS,
+      getConfig: () => config, setConfig: (next) => { devIam.setConfig(next); }, mintToken, policyOf,
+    });
+  }
+  return devIam;
 }
 
 /** A config object, or the path of a JSON file holding one; validated either way. */

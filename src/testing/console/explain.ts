@@ -1,0 +1,95 @@
+/**
+ * The decision explorer: answers "why was this request granted or denied?" with the library's own
+ * `createAuthorizer` pointed back at this IAM (its JWKS and policy API over loopback), so the answer
+ * is exactly what a consuming service would compute — verification, policy fetch and decision.
+ *
+ * A fresh Authorizer per question (no token cache, no stale policy): the explorer shows the config
+ * in force now, not what a long-lived cache held. Its undici Agent is shared and never proxied:
+ * loopback requests must not go to an `HTTP_PROXY`.
+ */
+import { Agent } from 'undici';
+import { createAuthorizer } from '../../authorizer.js';
+import type { Decision } from '../../engine/decide.js';
+import type { ResourceQuery } from '../../engine/resource.js';
+import { isIamAuthzError } from '../../errors.js';
+import type { Identity } from '../../types.js';
+
+export interface ExplainQuery {
+  token: string;
+  service: string;
+  permission: string;
+  resource: ResourceQuery;
+}
+
+/** What the explorer reports: the decision, or the error the Authorizer raised (401/503 …). */
+export type ExplainResult =
+  | { outcome: 'decided'; decision: Decision; subject: string; application: string; tenant: string | undefined }
+  | { outcome: 'error'; error: { status: number; code: string; message: string } };
+
+export interface AccessibleQuery {
+  token: string;
+  service: string;
+  permission: string;
+  /** A custom reference type such as `VIN`; omitted: the token's node ids. */
+  type?: string;
+}
+
+export type AccessibleResult =
+  | { outcome: 'listed'; resources: { reference: string; grantedBy: Decision['grantedBy'] }[]; checked: number; changeId: string | undefined }
+  | { outcome: 'error'; error: { status: number; code: string; message: string } };
+
+export class Explainer {
+  readonly #baseUrl: string;
+  readonly #agent = new Agent({ connections: 4 });
+
+  constructor(baseUrl: string) {
+    this.#baseUrl = baseUrl;
+  }
+
+  async explain(query: ExplainQuery): Promise<ExplainResult> {
+    return this.#withIdentity(query.token, async (authorizer, identity) => {
+      const decision = await authorizer.authorize(identity, query);
+      return { outcome: 'decided', decision, subject: identity.claims.sub, application: identity.claims.app, tenant: identity.claims.tid };
+    });
+  }
+
+  /**
+   * The resources of one type the token may act on: each reference the token names is put to
+   * `authorize` (the library has no bulk query yet; this is what one would be checked against).
+   */
+  async accessible(query: AccessibleQuery): Promise<AccessibleResult> {
+    return this.#withIdentity(query.token, async (authorizer, identity) => {
+      const candidates = new Set<string>();
+      for (const ref of identity.claims.ars) {
+        if (query.type === undefined) ref.n.forEach((n) => candidates.add(n));
+        else ref.c.forEach((c) => { if (c.startsWith(`${query.type ?? ''}=`)) candidates.add(c); });
+      }
+      const resources: { reference: string; grantedBy: Decision['grantedBy'] }[] = [];
+      let changeId: string | undefined;
+      for (const reference of candidates) {
+        const resource: ResourceQuery = query.type === undefined ? { node: reference } : { type: query.type, value: reference.slice(query.type.length + 1) };
+        const decision = await authorizer.authorize(identity, { service: query.service, permission: query.permission, resource });
+        changeId ??= decision.changeId;
+        if (decision.granted) resources.push({ reference, grantedBy: decision.grantedBy });
+      }
+      return { outcome: 'listed', resources, checked: candidates.size, changeId };
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+
+  async #withIdentity<T>(token: string, run: (authorizer: ReturnType<typeof createAuthorizer>, identity: Identity) => Promise<T>): Promise<T | { outcome: 'error'; error: { status: number; code: string; message: string } }> {
+    const authorizer = createAuthorizer({ baseUrl: this.#baseUrl, dispatcher: this.#agent, tokenCache: false });
+    try {
+      const identity = await authorizer.authenticate(`Bearer ${token}`);
+      return await run(authorizer, identity);
+    } catch (error) {
+      if (isIamAuthzError(error)) return { outcome: 'error', error: { status: error.status, code: error.code, message: error.message } };
+      throw error;
+    } finally {
+      await authorizer.close();
+    }
+  }
+}

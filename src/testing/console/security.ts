@@ -1,0 +1,86 @@
+/**
+ * The console's guards: which `Host` names it answers (a DNS-rebinding page cannot reach it), the
+ * same-origin check of mutating requests, the per-session CSRF token, and the security headers of
+ * every answer (a strict Content-Security-Policy: only the console's own script and style).
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { ConsoleRequest } from './http.js';
+
+/** Name of the session cookie (HttpOnly, SameSite=Strict, Path=/console). */
+export const SESSION_COOKIE = 'iam-console-session';
+/** Header carrying the CSRF token of `GET /console/api/session` on mutating requests. */
+export const CSRF_HEADER = 'x-csrf-token';
+
+export const PAGE_CSP = [
+  "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self'", "connect-src 'self'",
+  "form-action 'none'", "frame-ancestors 'none'", "base-uri 'none'",
+].join('; ');
+
+/** Sent with every console answer, page or API. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': PAGE_CSP,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+};
+
+/**
+ * The `Host` values the console answers: the address the IAM listens on, and the loopback names
+ * of its port. Anything else is a name that resolves here by accident or by a rebinding attack.
+ */
+export function allowedHosts(baseUrl: string): ReadonlySet<string> {
+  const url = new URL(baseUrl);
+  const port = url.port === '' ? (url.protocol === 'https:' ? '443' : '80') : url.port;
+  return new Set([url.host, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]);
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD']);
+
+/** Why a request must be refused as cross-origin, or `undefined`. `host` is the request's (already allowed) `Host`. */
+export function crossOriginProblem(req: ConsoleRequest, host: string): string | undefined {
+  const site = req.headers['sec-fetch-site'];
+  // A page of another site may make the browser send a GET too; no console answer is for it.
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') return `cross-site request refused (Sec-Fetch-Site: ${site})`;
+  if (SAFE_METHODS.has(req.method)) return undefined;
+  const origin = req.headers.origin;
+  // Browsers send Origin on every non-GET request; scripts (curl) send none and rely on the CSRF token.
+  if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}`) return 'cross-origin request refused (Origin does not match Host)';
+  return undefined;
+}
+
+/** Stateless sessions: a random id in an HttpOnly cookie, and its CSRF token = HMAC(secret, id). */
+export class Sessions {
+  readonly #secret = randomBytes(32);
+
+  /** The CSRF token for the request's session, and a `set-cookie` when it had none. */
+  open(req: ConsoleRequest): { csrfToken: string; setCookie?: string } {
+    const existing = sessionId(req);
+    if (existing !== undefined) return { csrfToken: this.#tokenOf(existing) };
+    const id = randomBytes(32).toString('base64url');
+    return { csrfToken: this.#tokenOf(id), setCookie: `${SESSION_COOKIE}=${id}; Path=/console; HttpOnly; SameSite=Strict` };
+  }
+
+  /** True when the request carries a session cookie and the CSRF token of that session. */
+  verify(req: ConsoleRequest): boolean {
+    const id = sessionId(req);
+    const presented = req.headers[CSRF_HEADER];
+    if (id === undefined || presented === undefined) return false;
+    const expected = Buffer.from(this.#tokenOf(id));
+    const given = Buffer.from(presented);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+
+  #tokenOf(id: string): string {
+    return createHmac('sha256', this.#secret).update(id).digest('base64url');
+  }
+}
+
+function sessionId(req: ConsoleRequest): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [name, value] = part.trim().split('=', 2);
+    if (name === SESSION_COOKIE && value !== undefined && /^[A-Za-z0-9_-]{43}$/.test(value)) return value;
+  }
+  return undefined;
+}
