@@ -1,17 +1,17 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { subpaths } from './subpaths.js';
 
 // The examples import the package by name, as a user would; map those names to the sources
-// (tsconfig.json "paths" does the same for tsc and tsx).
-const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+// (tsconfig.json "paths" does the same for tsc and tsx). Both come from package.json "exports".
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 export default defineConfig({
   resolve: {
-    alias: [
-      { find: /^iam-authz$/, replacement: src('./src/index.ts') },
-      { find: /^iam-authz\/(express|koa|fastify)$/, replacement: src('./adapters/$1/index.ts') },
-      { find: /^iam-authz\/(testing|client)$/, replacement: src('./src/$1/index.ts') },
-    ],
+    alias: subpaths.map(({ specifier, source }) => ({
+      find: new RegExp(`^${escape(specifier)}$`),
+      replacement: fileURLToPath(new URL(source, import.meta.url)),
+    })),
   },
   test: {
     include: ['test/**/*.test.ts'],
