@@ -48,7 +48,7 @@ let warm = 0;
 let peak = 0;
 const started = Date.now();
 for (let i = 0; i < CALLS; i++) {
-  await authorizer.authenticate(tokens[i % POOL]!);
+  await authorizer.authenticate(tokens[i % POOL]);
   if ((i + 1) % 100_000 === 0 || i + 1 === CALLS) {
     const heap = heapAfterGc();
     if (warm === 0) warm = heap;
