@@ -73,7 +73,9 @@ describe('TokenCache', () => {
     cache.set(a, NOW_MS);
     cache.set(b, NOW_MS);
     expect(cache.get('a', NOW_MS)).toBe(a); // a is now the most recent
-    cache.set(c, NOW_MS);
+    cache.set(c, NOW_MS); // full: c is only noted (first sight)
+    expect(cache.get('c', NOW_MS)).toBeUndefined();
+    cache.set(c, NOW_MS); // second sight: stored, the least recently used (b) goes
     expect(cache.get('b', NOW_MS)).toBeUndefined();
     expect(cache.get('a', NOW_MS)).toBe(a);
     expect(cache.get('c', NOW_MS)).toBe(c);
@@ -84,6 +86,30 @@ describe('TokenCache', () => {
     cache.set(identity('abc', NOW_SEC + 3600), NOW_MS);
     expect(cache.get('abc ', NOW_MS)).toBeUndefined();
     expect(cache.get('ABC', NOW_MS)).toBeUndefined();
+  });
+
+  test('once full, a stream of distinct tokens leaves the cached entries alone; a token seen twice gets in', () => {
+    const cache = new TokenCache(3, 60_000);
+    const kept = ['k1', 'k2', 'k3'].map((t) => identity(t, NOW_SEC + 3600));
+    for (const id of kept) cache.set(id, NOW_MS);
+    for (let i = 0; i < 5_000; i++) cache.set(identity(`${'x'.repeat(50)}-distinct-${i}`, NOW_SEC + 3600), NOW_MS);
+    for (const id of kept) expect(cache.get(id.token, NOW_MS)).toBe(id);
+    const again = identity('seen-twice', NOW_SEC + 3600);
+    cache.set(again, NOW_MS);
+    expect(cache.get('seen-twice', NOW_MS)).toBeUndefined();
+    cache.set(again, NOW_MS);
+    expect(cache.get('seen-twice', NOW_MS)).toBe(again);
+  });
+
+  test('clear() forgets the tokens seen once too', () => {
+    const cache = new TokenCache(1, 60_000);
+    cache.set(identity('a', NOW_SEC + 3600), NOW_MS);
+    cache.set(identity('b', NOW_SEC + 3600), NOW_MS); // full: noted
+    cache.clear();
+    cache.set(identity('a', NOW_SEC + 3600), NOW_MS); // room again: stored
+    cache.set(identity('b', NOW_SEC + 3600), NOW_MS); // full, and b's note was cleared: noted only
+    expect(cache.get('b', NOW_MS)).toBeUndefined();
+    expect(cache.get('a', NOW_MS)).toBeDefined();
   });
 
   test('clear() empties it', () => {
@@ -163,8 +189,10 @@ describe('the cache inside authenticate', () => {
     const [a, b, c] = ['a', 'b', 'c'].map((j) => mint(ctx.jwks.url, { jti: j })) as [string, string, string];
     const idA = await authz.authenticate(`Bearer ${a}`);
     await authz.authenticate(`Bearer ${b}`);
-    const idC = await authz.authenticate(`Bearer ${c}`);
-    expect(await authz.authenticate(`Bearer ${c}`)).toBe(idC);
+    const idC = await authz.authenticate(`Bearer ${c}`); // full: verified, not stored
+    const idC2 = await authz.authenticate(`Bearer ${c}`); // second verification: stored, a goes
+    expect(idC2).not.toBe(idC);
+    expect(await authz.authenticate(`Bearer ${c}`)).toBe(idC2);
     expect(await authz.authenticate(`Bearer ${a}`)).not.toBe(idA);
   });
 
