@@ -25,6 +25,16 @@ export interface AuthorizeQuery {
   readonly resource: ResourceQuery;
 }
 
+/** What {@link Authorizer.ready} warms besides the signing keys. */
+export interface ReadyOptions {
+  /**
+   * Application ids (the tokens' `app`) whose role policy is fetched now, so the first request of
+   * each pays no policy fetch. Needs the `policyToken` option: without it the policy is fetched
+   * with each caller's own token, which `ready()` does not have. Default: none.
+   */
+  readonly applications?: readonly string[];
+}
+
 export interface Authorizer {
   /**
    * Verifies the `Authorization` header value (`Bearer <token>`) and resolves with the caller's
@@ -48,8 +58,12 @@ export interface Authorizer {
     /** The granting decision. */
     decision: Decision;
   }>;
-  /** Fetches the JWKS now instead of on the first request. Rejects with 503 when it cannot. */
-  ready(): Promise<void>;
+  /**
+   * Fetches the JWKS now instead of on the first request, and the role policy of each of
+   * `options.applications` (with `policyToken`). Rejects with 503 when it cannot; the error's
+   * `misconfigured` tells a wrong URL or refused credentials from an outage.
+   */
+  ready(options?: ReadyOptions): Promise<void>;
   /** Aborts fetches under way and releases sockets and timers owned by the authorizer. Idempotent. */
   close(): Promise<void>;
 }
@@ -133,7 +147,17 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     authenticate,
     authorize,
     check,
-    ready: () => keySet.ready(),
+    async ready(readyOptions: ReadyOptions = {}) {
+      const applications = readyOptions.applications ?? [];
+      if (!Array.isArray(applications) || applications.some((a) => typeof a !== 'string' || a.length === 0)) {
+        throw new TypeError('ready: "applications" must be an array of non-empty application ids');
+      }
+      if (applications.length > 0 && (!policies || !config.policyToken)) {
+        throw new TypeError('ready: "applications" needs the "policyToken" option (and a policy API): the policy is otherwise fetched with each caller\'s token');
+      }
+      // With policyToken the caller token is not sent; '' only keys the (unused) refusal memory.
+      await Promise.all([keySet.ready(), ...applications.map((app) => policies?.get(app, ''))]);
+    },
     close() {
       closing ??= (async () => {
         keySet.close?.();

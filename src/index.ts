@@ -1,5 +1,5 @@
 /** iam-authz: verify IAM access tokens and decide per route whether the caller holds a permission. */
-export { createAuthorizer, type Authorizer, type AuthorizeQuery } from './authorizer.js';
+export { createAuthorizer, type Authorizer, type AuthorizeQuery, type ReadyOptions } from './authorizer.js';
 export type { Decision, DecisionReason } from './engine/decide.js';
 export type { ResourceQuery } from './engine/resource.js';
 export type { RolePolicy, Role, ServicePolicy, PermissionRef } from './policy/types.js';
