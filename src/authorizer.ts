@@ -148,8 +148,8 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     authorize,
     check,
     async ready(readyOptions: ReadyOptions = {}) {
-      const applications = readyOptions.applications ?? [];
-      if (!Array.isArray(applications) || applications.some((a) => typeof a !== 'string' || a.length === 0)) {
+      const applications: unknown = readyOptions.applications ?? [];
+      if (!Array.isArray(applications) || !applications.every((a): a is string => typeof a === 'string' && a.length > 0)) {
         throw new TypeError('ready: "applications" must be an array of non-empty application ids');
       }
       if (applications.length > 0 && (!policies || !config.policyToken)) {
