@@ -21,7 +21,7 @@ import type { Identity } from '../types.js';
 
 const KEY_CHARS = 43;
 /** Doorkeeper slots per cache entry (rounded up to a power of two, at least 1,024). */
-const DOORKEEPER_FACTOR = 4;
+const DOORKEEPER_FACTOR = 2;
 
 function keyOf(token: string): string {
   return token.length > KEY_CHARS ? token.slice(-KEY_CHARS) : token;
