@@ -9,6 +9,7 @@ import type { KeySet } from '../jwks/key-set.js';
 import type { IamTokenHeader, Identity } from '../types.js';
 import { checkClaims, type ClaimPolicy } from './claims.js';
 import { decodeJsonSegment, signedParts, splitCompact, type CompactSplit } from './compact.js';
+import { freezeTree } from './freeze-tree.js';
 import { checkHeader, type HeaderPolicy } from './header.js';
 import { verifySignature, type SupportedAlgorithm } from './signature.js';
 
@@ -40,17 +41,21 @@ export class TokenVerifier {
     const split = splitCompact(token);
     const headerSegment = token.slice(0, split.first);
     const known = this.#headers.get(headerSegment);
-    const header = known ?? deepFreeze(checkHeader(decodeJsonSegment(token, 0, split.first, 'header'), this.#policy));
+    const header = known ?? checkedHeader(decodeJsonSegment(token, 0, split.first, 'header'), this.#policy);
+    // Decoded and its nesting bounded before any RSA work; frozen below the top level now, the top
+    // level once the claims are checked (the normalised `ars` is written into it).
+    const payload = decodeJsonSegment(token, split.first + 1, split.second, 'payload');
+    freezeTree(payload, 'payload', false);
     const keys = this.#keySet.peek(header.kid);
-    if (keys) return this.#finish(token, split, header, keys, known ? undefined : headerSegment);
-    return this.#keySet.resolve(header.kid).then((resolved) => this.#finish(token, split, header, resolved, known ? undefined : headerSegment));
+    if (keys) return this.#finish(token, split, header, payload, keys, known ? undefined : headerSegment);
+    return this.#keySet.resolve(header.kid).then((resolved) => this.#finish(token, split, header, payload, resolved, known ? undefined : headerSegment));
   }
 
   clear(): void {
     this.#headers.clear();
   }
 
-  #finish(token: string, split: CompactSplit, header: IamTokenHeader, keys: readonly VerificationKey[], newHeaderSegment: string | undefined): Identity {
+  #finish(token: string, split: CompactSplit, header: IamTokenHeader, payload: Record<string, unknown>, keys: readonly VerificationKey[], newHeaderSegment: string | undefined): Identity {
     const { signingInput, signature } = signedParts(token, split);
     const alg = header.alg as SupportedAlgorithm; // checkHeader allowed it, and options only allow supported ones
     let verified = false;
@@ -63,19 +68,15 @@ export class TokenVerifier {
     }
     if (!verified) throw new TokenInvalidError('token signature is invalid');
     if (newHeaderSegment !== undefined && this.#headers.size < MAX_HEADERS) this.#headers.set(newHeaderSegment, header);
-    const payload = decodeJsonSegment(token, split.first + 1, split.second, 'payload');
     const claims = checkClaims(payload, this.#policy, this.#now());
-    // Deeply frozen: the token cache hands the same Identity to every request presenting the token,
-    // so no request may change what another one sees (custom claims can hold nested JSON).
-    return Object.freeze({ token, header, claims: deepFreeze(claims) });
+    // Deeply frozen (the levels below by freezeTree): the token cache hands the same Identity to
+    // every request presenting the token, so no request may change what another one sees.
+    return Object.freeze({ token, header, claims: Object.freeze(claims) });
   }
 }
 
-/** Freezes a tree parsed from JSON (plain objects and arrays, no cycles). */
-function deepFreeze<T extends object>(value: T): T {
-  for (const key in value) {
-    const child = value[key];
-    if (typeof child === 'object' && child !== null && !Object.isFrozen(child)) deepFreeze(child);
-  }
-  return Object.freeze(value);
+/** Depth-bounded and frozen first, then checked: the result is remembered and shared. */
+function checkedHeader(decoded: Record<string, unknown>, policy: VerifyPolicy): IamTokenHeader {
+  freezeTree(decoded, 'header');
+  return checkHeader(decoded, policy);
 }

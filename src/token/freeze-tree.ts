@@ -1,0 +1,47 @@
+/**
+ * Deep freeze of a tree parsed from JSON, iterative and depth-bounded. A token's header and claims
+ * are shared between requests through the token cache, so every level is frozen; a recursive walk
+ * would end in `RangeError: Maximum call stack size exceeded` on a structure thousands of levels
+ * deep (possible once `maxTokenBytes` is raised), so the walk keeps its own stack and refuses
+ * anything deeper than {@link MAX_JSON_DEPTH} — decided before any RSA work.
+ */
+import { TokenInvalidError } from '../errors.js';
+
+/**
+ * Deepest nesting accepted in a token's header or payload, counting the top-level object as 1.
+ * The IAM's structures need 4 (`payload.ars[i].r[j]`); 32 leaves room for custom claims.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+// Reused between calls (the walk is synchronous): no allocation per token.
+const nodes: object[] = [];
+const depths: number[] = [];
+
+/**
+ * Freezes every object and array below `root`, and `root` too unless `freezeRoot` is false (the
+ * verifier still writes the normalised `ars` into the payload). Throws `ERR_TOKEN_INVALID` when the
+ * tree is deeper than {@link MAX_JSON_DEPTH}; the tree is then left partly frozen, and dropped.
+ */
+export function freezeTree(root: object, what: 'header' | 'payload', freezeRoot = true): void {
+  nodes.length = 0;
+  depths.length = 0;
+  nodes.push(root);
+  depths.push(1);
+  try {
+    while (nodes.length > 0) {
+      const node = nodes.pop() as Record<string, unknown>;
+      const depth = depths.pop() as number;
+      for (const key in node) {
+        const child = node[key];
+        if (typeof child !== 'object' || child === null || Object.isFrozen(child)) continue;
+        if (depth + 1 > MAX_JSON_DEPTH) throw new TokenInvalidError(`token ${what} is nested deeper than ${MAX_JSON_DEPTH} levels`);
+        nodes.push(child);
+        depths.push(depth + 1);
+      }
+      if (node !== root || freezeRoot) Object.freeze(node);
+    }
+  } finally {
+    nodes.length = 0;
+    depths.length = 0;
+  }
+}
