@@ -2,10 +2,10 @@
  * `createAuthorizer`: the entry point that wires options, the key set, the verifier and the
  * verified-token cache together. Each piece lives in its own module; this file only orchestrates.
  */
-import { decisionDenied } from './diagnostics.js';
+import { authenticateFailed, decisionDenied } from './diagnostics.js';
 import { collectRoles, decideForRoles, noMatchingReference, type Decision } from './engine/decide.js';
 import { describeResource, toResourceRef, type ResourceQuery } from './engine/resource.js';
-import { PermissionDeniedError, PolicyUnavailableError } from './errors.js';
+import { IamAuthzError, PermissionDeniedError, PolicyUnavailableError } from './errors.js';
 import { PolicyClient } from './policy/policy-client.js';
 import { RemoteKeySet } from './jwks/remote-key-set.js';
 import { StaticKeySet, type KeySet } from './jwks/key-set.js';
@@ -89,20 +89,28 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   let closing: Promise<void> | undefined;
 
   async function authenticate(authorization: string | undefined): Promise<Identity> {
-    const token = extractBearer(authorization, maxTokenBytes);
-    if (cache) {
-      const hit = cache.get(token, now());
-      if (hit) {
-        keySet.touch?.();
-        return hit;
+    // One async function with the try around it all: the cache-hit path allocates no extra promise.
+    try {
+      const token = extractBearer(authorization, maxTokenBytes);
+      if (cache) {
+        const hit = cache.get(token, now());
+        if (hit) {
+          keySet.touch?.();
+          return hit;
+        }
       }
+      const generation = cache?.generation ?? 0;
+      const verified = verifier.verify(token);
+      // Awaited only when keys had to be fetched: the usual path stays free of an extra tick.
+      const identity = verified instanceof Promise ? await verified : verified;
+      cache?.set(identity, now(), generation);
+      return identity;
+    } catch (error) {
+      if (authenticateFailed.hasSubscribers && error instanceof IamAuthzError) {
+        authenticateFailed.publish({ code: error.code, status: error.status, message: error.message });
+      }
+      throw error;
     }
-    const generation = cache?.generation ?? 0;
-    const verified = verifier.verify(token);
-    // Awaited only when keys had to be fetched: the usual path stays free of an extra tick.
-    const identity = verified instanceof Promise ? await verified : verified;
-    cache?.set(identity, now(), generation);
-    return identity;
   }
 
   const policies = config.policyUrl === undefined ? undefined : new PolicyClient({

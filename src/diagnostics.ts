@@ -31,6 +31,12 @@ export const channels = {
    * token (401/403). Only that caller is refused; never carries the token.
    */
   policyTokenRefused: 'iam-authz:policy:token-refused',
+  /**
+   * `{ code, status, message }` when `authenticate` refuses a token or cannot verify it. The message
+   * is the log line: an issuer or tenant mismatch names the expected and the actual value. Never
+   * carries the token.
+   */
+  authenticateFailed: 'iam-authz:authenticate:failed',
   /** `{ service, permission, reference, reason, roles, changeId, sub, app }` for every denial. */
   decisionDenied: 'iam-authz:decision:denied',
 } as const;
@@ -43,4 +49,5 @@ export const policyChanged = channel(channels.policyChanged);
 export const policyStale = channel(channels.policyStale);
 export const policyFailed = channel(channels.policyFailed);
 export const policyTokenRefused = channel(channels.policyTokenRefused);
+export const authenticateFailed = channel(channels.authenticateFailed);
 export const decisionDenied = channel(channels.decisionDenied);

@@ -28,12 +28,18 @@ export class IamAuthzError extends Error {
   readonly status: number;
   /** Headers to send with the answer (`WWW-Authenticate`, `Retry-After`); set by the route guards. */
   headers?: Readonly<Record<string, string>>;
+  /**
+   * What the caller may be told (the problem body's `detail` of a 401). Usually the message; shorter
+   * where the message, meant for logs, names configuration (the expected issuer or tenants).
+   */
+  readonly detail: string;
 
-  constructor(code: IamAuthzErrorCode, status: number, message: string, options?: { cause?: unknown }) {
+  constructor(code: IamAuthzErrorCode, status: number, message: string, options?: { cause?: unknown; detail?: string }) {
     super(message, options);
     this.code = code;
     this.status = status;
     this.name = new.target.name;
+    this.detail = options?.detail ?? message;
   }
 }
 
@@ -46,7 +52,7 @@ export class TokenMissingError extends IamAuthzError {
 
 /** 401: the token is malformed, badly signed, or was issued for someone else. */
 export class TokenInvalidError extends IamAuthzError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(message: string, options?: { cause?: unknown; detail?: string }) {
     super('ERR_TOKEN_INVALID', 401, message, options);
   }
 }

@@ -26,7 +26,7 @@ export interface ProblemDetails {
 export interface ErrorResponseOptions {
   /** `realm` of the `WWW-Authenticate` challenge. */
   readonly realm: string;
-  /** Put the denial's decision (roles, reason, changeId) in 403 bodies. */
+  /** Put the denial's decision (roles, reason, changeId) in 403 bodies, and the full message (expected issuer, tenants) in 401 bodies. */
   readonly exposeDecision: boolean;
   /** `Retry-After` seconds on 503 answers. */
   readonly retryAfterSec: number;
@@ -48,8 +48,10 @@ const TITLES: Readonly<Record<number, string>> = { 401: 'Unauthorized', 403: 'Fo
 export function toErrorResponse(error: IamAuthzError, options: ErrorResponseOptions): ErrorResponse {
   const { status, code } = error;
   // A 503's message names upstream URLs and statuses (for logs); the client learns only that it may retry.
+  // A 401's message may name the expected issuer or tenants (for logs): the caller gets `detail`.
   const detail = status === 403 ? 'the caller lacks the permission this request needs'
-    : status === 503 ? 'authorization is temporarily unavailable; retry later' : error.message;
+    : status === 503 ? 'authorization is temporarily unavailable; retry later'
+    : options.exposeDecision ? error.message : error.detail;
   const headers: Record<string, string> = {};
   const realm = `realm=${quote(options.realm)}`;
   if (code === 'ERR_TOKEN_MISSING') headers['www-authenticate'] = `Bearer ${realm}`;

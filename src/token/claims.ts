@@ -15,7 +15,11 @@ export interface ClaimPolicy {
 
 export function checkClaims(payload: Record<string, unknown>, policy: ClaimPolicy, nowMs: number): IamClaims {
   const { iss, exp, nbf, iat, aud, tid, sub, app } = payload;
-  if (iss !== policy.issuer) throw new TokenInvalidError('token issuer is not the expected one');
+  if (iss !== policy.issuer) {
+    // Expected and actual, for the log line that explains a first-hour mistake (localhost vs
+    // 127.0.0.1); the caller's 401 says only that it is not the expected one.
+    throw new TokenInvalidError(`token issuer ${shown(iss)} is not the expected ${shown(policy.issuer)}`, { detail: 'token issuer is not the expected one' });
+  }
   if (!Number.isSafeInteger(exp)) throw new TokenInvalidError('token exp claim is missing or not an integer');
   const nowSec = Math.floor(nowMs / 1000);
   if ((exp as number) <= nowSec - policy.clockToleranceSec) throw new TokenExpiredError();
@@ -34,7 +38,8 @@ export function checkClaims(payload: Record<string, unknown>, policy: ClaimPolic
     throw new TokenInvalidError('token tid does not match its aud');
   }
   if (policy.audience && (typeof aud !== 'string' || !policy.audience.has(aud))) {
-    throw new TokenInvalidError('token audience (tenant) is not accepted');
+    const accepted = [...policy.audience].map(shown).join(', ');
+    throw new TokenInvalidError(`token audience (tenant) ${shown(aud)} is not accepted (audience: ${accepted})`, { detail: 'token audience (tenant) is not accepted' });
   }
   if (typeof sub !== 'string' || sub.length === 0) throw new TokenInvalidError('token sub claim is missing');
   if (typeof app !== 'string' || app.length === 0) throw new TokenInvalidError('token app claim is missing');
@@ -48,4 +53,11 @@ function optionalString(payload: Record<string, unknown>, claim: string): void {
   if (value !== undefined && typeof value !== 'string') {
     throw new TokenInvalidError(`token ${claim} claim is not a string`);
   }
+}
+
+/** A claim value for a log message: quoted and cut at 200 characters, or its type when not a string. */
+function shown(value: unknown): string {
+  if (value === undefined) return '(none)';
+  if (typeof value !== 'string') return `(a ${value === null ? 'null' : typeof value})`;
+  return JSON.stringify(value.length > 200 ? `${value.slice(0, 200)}…` : value);
 }
