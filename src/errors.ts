@@ -41,6 +41,11 @@ export class IamAuthzError extends Error {
     this.name = new.target.name;
     this.detail = options?.detail ?? message;
   }
+
+  /** `status` under the name Fastify's and http-errors' error handlers read. */
+  get statusCode(): number {
+    return this.status;
+  }
 }
 
 /** 401: no bearer token was presented (no header, another scheme, or `Bearer` with nothing after it). */

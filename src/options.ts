@@ -168,7 +168,7 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
     if (!isSupportedAlgorithm(alg)) throw new TypeError(`createAuthorizer: "algorithms" lists "${alg}", which is not supported (RS256, RS384, RS512, PS256, PS384, PS512)`);
   }
 
-  if (options.dispatcher !== undefined && typeof (options.dispatcher as { dispatch?: unknown }).dispatch !== 'function') {
+  if (options.dispatcher !== undefined && typeof (options.dispatcher as { dispatch?: unknown } | null)?.dispatch !== 'function') {
     throw new TypeError('createAuthorizer: "dispatcher" must be an undici Dispatcher');
   }
 

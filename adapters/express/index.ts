@@ -18,8 +18,6 @@ declare global {
 export interface ExpressAuthzOptions extends GuardOptions {
   /** Renders 401/403/503 yourself instead of the default problem+json answer. Default: none. */
   onError?: (error: IamAuthzError, req: Request, res: Response) => void;
-  /** Hand the `IamAuthzError` (with `status` and `headers`) to `next(err)` instead of answering. Default `false`. */
-  passErrors?: boolean;
 }
 
 /** `{ authenticate(), requirePermission(service, permission, type, resolve) | (…, { node: resolve }) }` as Express middleware. */
@@ -30,9 +28,10 @@ export type ExpressAuthz = GuardFactory<Request, RequestHandler>;
  * problem+json bodies, `req.iam` set on success. Throws a `TypeError` for an invalid option.
  */
 export function expressAuthz(authorizer: Authorizer, options: ExpressAuthzOptions = {}): ExpressAuthz {
-  const { onError, passErrors = false, ...guardOptions } = options;
+  const guards = createGuards<Request>(authorizer, options, 'expressAuthz', ['onError']);
+  const { onError } = options;
   if (onError !== undefined && typeof onError !== 'function') throw new TypeError('expressAuthz: "onError" must be a function');
-  const guards = createGuards<Request>(authorizer, guardOptions);
+  const { passErrors } = guards;
 
   function middleware(guard: Guard<Request>): RequestHandler {
     return function iamAuthzGuard(req: Request, res: Response, next: NextFunction): void {
@@ -46,10 +45,12 @@ export function expressAuthz(authorizer: Authorizer, options: ExpressAuthzOption
             next(error);
             return;
           }
-          const answer = guards.errorResponse(error);
           if (passErrors) next(error);
           else if (onError) onError(error, req, res);
-          else res.status(answer.status).set(answer.headers).type('application/problem+json').send(JSON.stringify(answer.body));
+          else {
+            const answer = guards.errorResponse(error);
+            res.status(answer.status).set(answer.headers).type('application/problem+json').send(JSON.stringify(answer.body));
+          }
         },
       ).catch(next);
     };

@@ -34,9 +34,10 @@ export type FastifyAuthz = GuardFactory<FastifyRequest, IamHook>;
  * bodies, `request.iam` set on success. Throws a `TypeError` for an invalid option.
  */
 export function fastifyAuthz(authorizer: Authorizer, options: FastifyAuthzOptions = {}): FastifyAuthz {
-  const { onError, ...guardOptions } = options;
+  const guards = createGuards<FastifyRequest>(authorizer, options, 'fastifyAuthz', ['onError']);
+  const { onError } = options;
   if (onError !== undefined && typeof onError !== 'function') throw new TypeError('fastifyAuthz: "onError" must be a function');
-  const guards = createGuards<FastifyRequest>(authorizer, guardOptions);
+  const { passErrors } = guards;
 
   function hook(guard: Guard<FastifyRequest>): IamHook {
     return async function iamAuthzHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -44,7 +45,7 @@ export function fastifyAuthz(authorizer: Authorizer, options: FastifyAuthzOption
       try {
         state = await guard(request.headers.authorization, request);
       } catch (error) {
-        if (!(error instanceof IamAuthzError)) throw error;
+        if (!(error instanceof IamAuthzError) || passErrors) throw error;
         const answer = guards.errorResponse(error);
         if (onError) await onError(error, request, reply);
         else await reply.code(answer.status).headers(answer.headers).type('application/problem+json').send(JSON.stringify(answer.body));
@@ -68,12 +69,22 @@ export interface IamAuthzPluginOptions extends FastifyAuthzOptions {
  */
 export const iamAuthz: FastifyPluginCallback<IamAuthzPluginOptions> = fp(
   function iamAuthzPlugin(fastify: FastifyInstance, options: IamAuthzPluginOptions, done: (err?: Error) => void) {
-    const { authorizer, ...rest } = options;
-    fastify.decorateRequest('iam', null);
-    fastify.decorate('iamAuthz', fastifyAuthz(authorizer, rest));
-    fastify.addHook('onClose', async () => {
-      await authorizer.close();
-    });
+    // A callback-style plugin that throws takes the process down: every mistake (no authorizer,
+    // a bad option, registered twice) goes to done(), so register()/ready() reject with it.
+    try {
+      if (fastify.hasDecorator('iamAuthz')) throw new TypeError('iamAuthz: the plugin is already registered on this instance');
+      // Fastify's own register options (`prefix`, `logLevel`, …) are not ours to validate.
+      const { authorizer, prefix: _prefix, logLevel: _logLevel, logSerializers: _logSerializers, ...rest } = options as IamAuthzPluginOptions & Record<'prefix' | 'logLevel' | 'logSerializers', unknown>;
+      const hooks = fastifyAuthz(authorizer, rest);
+      fastify.decorateRequest('iam', null);
+      fastify.decorate('iamAuthz', hooks);
+      fastify.addHook('onClose', async () => {
+        await authorizer.close();
+      });
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
     done();
   },
   { fastify: '5.x', name: 'iam-authz' },

@@ -28,9 +28,10 @@ export type KoaAuthz = GuardFactory<Context, Middleware>;
  * bodies, `ctx.state.iam` set on success. Throws a `TypeError` for an invalid option.
  */
 export function koaAuthz(authorizer: Authorizer, options: KoaAuthzOptions = {}): KoaAuthz {
-  const { onError, ...guardOptions } = options;
+  const guards = createGuards<Context>(authorizer, options, 'koaAuthz', ['onError']);
+  const { onError } = options;
   if (onError !== undefined && typeof onError !== 'function') throw new TypeError('koaAuthz: "onError" must be a function');
-  const guards = createGuards<Context>(authorizer, guardOptions);
+  const { passErrors } = guards;
 
   function middleware(guard: Guard<Context>): Middleware {
     return async function iamAuthzGuard(ctx: Context, next: Next): Promise<void> {
@@ -38,12 +39,12 @@ export function koaAuthz(authorizer: Authorizer, options: KoaAuthzOptions = {}):
       try {
         state = await guard(ctx.get('authorization') || undefined, ctx);
       } catch (error) {
-        if (!(error instanceof IamAuthzError)) throw error;
-        const answer = guards.errorResponse(error);
+        if (!(error instanceof IamAuthzError) || passErrors) throw error;
         if (onError) {
           await onError(error, ctx);
           return;
         }
+        const answer = guards.errorResponse(error);
         ctx.status = answer.status;
         ctx.set(answer.headers);
         ctx.type = 'application/problem+json';

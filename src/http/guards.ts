@@ -29,11 +29,19 @@ export type ResourceResolver<Req> = (req: Req) => string | readonly string[] | u
 export interface GuardOptions {
   /** `realm` of the `WWW-Authenticate` challenge. Default `"iam"`. */
   realm?: string;
-  /** Include the decision (roles, reason, changeId) in 403 bodies; for development only. Default `false`. */
+  /** Include the decision (roles, reason, changeId) in 403 bodies, and the full message in 401 bodies; for development only. Default `false`. */
   exposeDecision?: boolean;
   /** `Retry-After` (s) sent with 503 answers. Default `5`. */
   retryAfterSec?: number;
+  /**
+   * Hand the `IamAuthzError` (with `status`, `statusCode` and `headers` set) to the framework's own
+   * error handling instead of answering: Express `next(err)`, Koa `throw` (to upstream middleware
+   * or `app.on('error')`), Fastify the error handler (`setErrorHandler`). Default `false`.
+   */
+  passErrors?: boolean;
 }
+
+const GUARD_OPTIONS = ['realm', 'exposeDecision', 'retryAfterSec', 'passErrors'];
 
 /** A framework-neutral guard: resolves with the state to attach, or rejects with an `IamAuthzError`. */
 export type Guard<Req> = (authorization: string | undefined, req: Req) => Promise<IamState>;
@@ -46,26 +54,51 @@ export interface Guards<Req> {
   requirePermission(service: string, permission: string, type: string, resolve: ResourceResolver<Req>): Guard<Req>;
   /** A guard that requires `permission` in `service` on the node id `node(req)`. */
   requirePermission(service: string, permission: string, node: { node: ResourceResolver<Req> }): Guard<Req>;
-  /** The HTTP answer for a guard's `IamAuthzError`. */
+  /** The HTTP answer for a guard's `IamAuthzError` (its `headers` are already set by the guard). */
   errorResponse(error: IamAuthzError): ErrorResponse;
+  /** The `passErrors` option, resolved. */
+  readonly passErrors: boolean;
 }
 
-/** Builds the guards for an adapter; options are validated here (`TypeError` naming the option). */
-export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions = {}): Guards<Req> {
-  if (typeof (authorizer as Partial<Authorizer> | undefined)?.check !== 'function') throw new TypeError('an Authorizer from createAuthorizer() is required');
+/**
+ * Builds the guards for an adapter; options are validated here (`TypeError` naming the option and
+ * `adapter`). `adapterOptions` lists the adapter's own option names (e.g. `onError`), which are
+ * accepted but not read here; any other unknown name is refused.
+ */
+export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions = {}, adapter = 'createGuards', adapterOptions: readonly string[] = []): Guards<Req> {
+  if (typeof (authorizer as Partial<Authorizer> | undefined)?.check !== 'function') throw new TypeError(`${adapter}: an Authorizer from createAuthorizer() is required`);
+  if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError(`${adapter}: options must be an object`);
+  for (const key of Object.keys(options)) {
+    if (!GUARD_OPTIONS.includes(key) && !adapterOptions.includes(key)) throw new TypeError(`${adapter}: unknown option "${key}"`);
+  }
+  if (options.passErrors !== undefined && typeof options.passErrors !== 'boolean') throw new TypeError(`${adapter}: "passErrors" must be a boolean`);
+  if (options.exposeDecision !== undefined && typeof options.exposeDecision !== 'boolean') throw new TypeError(`${adapter}: "exposeDecision" must be a boolean`);
   const responseOptions: ErrorResponseOptions = {
     realm: checkRealm(options.realm ?? 'iam'),
     exposeDecision: options.exposeDecision === true,
     retryAfterSec: options.retryAfterSec ?? 5,
   };
   if (!Number.isSafeInteger(responseOptions.retryAfterSec) || responseOptions.retryAfterSec < 0) {
-    throw new TypeError('"retryAfterSec" must be a non-negative integer');
+    throw new TypeError(`${adapter}: "retryAfterSec" must be a non-negative integer`);
+  }
+
+  /** Where a guard rejects: the error leaves with the headers of its answer, for any renderer. */
+  function rejected(error: unknown): never {
+    if (error instanceof IamAuthzError) {
+      const { headers } = toErrorResponse(error, responseOptions);
+      error.headers = headers;
+    }
+    throw error;
   }
 
   function authenticate(): Guard<Req> {
     return async (authorization) => {
-      const { token, claims } = await authorizer.authenticate(authorization);
-      return { token, claims };
+      try {
+        const { token, claims } = await authorizer.authenticate(authorization);
+        return { token, claims };
+      } catch (error) {
+        return rejected(error);
+      }
     };
   }
 
@@ -81,7 +114,13 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     const type = target as string;
 
     return async (authorization, req) => {
-      const identity = await authorizer.authenticate(authorization);
+      let identity;
+      try {
+        identity = await authorizer.authenticate(authorization);
+      } catch (error) {
+        return rejected(error);
+      }
+      // A resolver that throws is the application's bug: its error goes on untouched (a 500).
       const resolved: unknown = await resolve(req);
       // An empty list names no resource: it is checked as `undefined`, which denies.
       const values: readonly unknown[] = Array.isArray(resolved) && resolved.length > 0 ? resolved : [Array.isArray(resolved) ? undefined : resolved];
@@ -89,8 +128,12 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
       const decisions: Decision[] | undefined = values.length > 1 ? [] : undefined;
       for (const value of values) {
         const resource = byNode ? { node: value as string } : { type, value: value as string };
-        decision = await authorizer.authorize(identity, { service, permission, resource });
-        if (!decision.granted) throw new PermissionDeniedError(decision, service, permission);
+        try {
+          decision = await authorizer.authorize(identity, { service, permission, resource });
+        } catch (error) {
+          return rejected(error);
+        }
+        if (!decision.granted) return rejected(new PermissionDeniedError(decision, service, permission));
         decisions?.push(decision);
       }
       const state = { token: identity.token, claims: identity.claims, decision: decision as Decision };
@@ -101,7 +144,8 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
   return {
     authenticate,
     requirePermission: requirePermission,
-    errorResponse: (error) => withHeaders(error, toErrorResponse(error, responseOptions)),
+    errorResponse: (error) => toErrorResponse(error, responseOptions),
+    passErrors: options.passErrors === true,
   };
 }
 
@@ -122,10 +166,4 @@ export function wrapGuards<Req, H>(guards: Guards<Req>, wrap: (guard: Guard<Req>
       ? guards.requirePermission(service, permission, target, resolve as ResourceResolver<Req>)
       : guards.requirePermission(service, permission, target));
   return { authenticate: () => wrap(guards.authenticate()), requirePermission: requirePermission };
-}
-
-/** Koa and Express error handlers read `err.status` and `err.headers`: give them the answer's headers. */
-function withHeaders(error: IamAuthzError, response: ErrorResponse): ErrorResponse {
-  error.headers = response.headers;
-  return response;
 }
