@@ -5,7 +5,7 @@
 import { authenticateFailed, decisionDenied } from './diagnostics.js';
 import { collectRoles, decideForRoles, noMatchingReference, type Decision } from './engine/decide.js';
 import { describeResource, toResourceRef, type ResourceQuery } from './engine/resource.js';
-import { IamAuthzError, PermissionDeniedError, PolicyUnavailableError } from './errors.js';
+import { AuthorizerClosedError, IamAuthzError, PermissionDeniedError, PolicyUnavailableError } from './errors.js';
 import { PolicyClient } from './policy/policy-client.js';
 import { RemoteKeySet } from './jwks/remote-key-set.js';
 import { StaticKeySet, type KeySet } from './jwks/key-set.js';
@@ -91,6 +91,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   async function authenticate(authorization: string | undefined): Promise<Identity> {
     // One async function with the try around it all: the cache-hit path allocates no extra promise.
     try {
+      if (closing) throw new AuthorizerClosedError();
       const token = extractBearer(authorization, maxTokenBytes);
       if (cache) {
         const hit = cache.get(token, now());
@@ -122,6 +123,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   });
 
   async function authorize(identity: Identity, query: AuthorizeQuery): Promise<Decision> {
+    if (closing) throw new AuthorizerClosedError();
     const { service, permission } = query;
     if (typeof service !== 'string' || service.length === 0) throw new TypeError('authorize: "service" must be a non-empty string');
     if (typeof permission !== 'string' || permission.length === 0) throw new TypeError('authorize: "permission" must be a non-empty string');
@@ -156,6 +158,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     authorize,
     check,
     async ready(readyOptions: ReadyOptions = {}) {
+      if (closing) throw new AuthorizerClosedError();
       const applications: unknown = readyOptions.applications ?? [];
       if (!Array.isArray(applications) || !applications.every((a): a is string => typeof a === 'string' && a.length > 0)) {
         throw new TypeError('ready: "applications" must be an array of non-empty application ids');

@@ -15,6 +15,7 @@ export type IamAuthzErrorCode =
   | 'ERR_JWKS_UNAVAILABLE'
   | 'ERR_POLICY_UNAVAILABLE'
   | 'ERR_PERMISSION_DENIED'
+  | 'ERR_AUTHORIZER_CLOSED'
   | 'ERR_TOKEN_EXCHANGE_FAILED';
 
 /** Base class of every error the library throws or rejects with at request time. */
@@ -110,6 +111,17 @@ export class PolicyUnavailableError extends IamAuthzError {
 export class TokenRejectedError extends IamAuthzError {
   constructor(status: 401 | 403, message: string) {
     super('ERR_TOKEN_REJECTED', status, message);
+  }
+}
+
+/**
+ * 503: `authenticate`, `authorize` or `ready` was called after `close()`. The authorizer does not
+ * reopen its connections; a server that is shutting down answers 503 and the client retries
+ * elsewhere.
+ */
+export class AuthorizerClosedError extends IamAuthzError {
+  constructor() {
+    super('ERR_AUTHORIZER_CLOSED', 503, 'the authorizer is closed');
   }
 }
 

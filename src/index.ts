@@ -15,6 +15,7 @@ export {
   JwksUnavailableError,
   PolicyUnavailableError,
   PermissionDeniedError,
+  AuthorizerClosedError,
   TokenExchangeError,
   isIamAuthzError,
   type IamAuthzErrorCode,
