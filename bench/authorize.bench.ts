@@ -62,7 +62,7 @@ const token = signJwt(
 );
 const authorization = `Bearer ${token}`;
 
-const authorizer = createAuthorizer({ baseUrl: BASE_URL, jwks: fx.jwks, policyUrl, policy: { ttlMs: 3_600_000, maxStaleMs: 3_600_000, minRefreshIntervalMs: 3_600_000 } });
+const authorizer = createAuthorizer({ baseUrl: BASE_URL, localJwks: fx.jwks, policyUrl, policy: { ttlMs: 3_600_000, maxStaleMs: 3_600_000, minRefreshIntervalMs: 3_600_000 } });
 const identity = await authorizer.authenticate(authorization);
 const resource = { type: 'VIN', value: 'WVW1' } as const;
 const grantQuery = { service: 'vehicle-service', permission: 'READ', resource };

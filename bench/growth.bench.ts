@@ -75,7 +75,7 @@ const authorizers: Authorizer[] = [];
 
 async function guardedCase(name: string, policyUrl: string, token: string): Promise<{ name: string; fn: () => Promise<unknown> }> {
   // A 1,000-reference token (~48 KB) is over Node's 16 KiB header limit: fetch the policy as the service.
-  const authorizer = createAuthorizer({ baseUrl: BASE_URL, jwks: fx.jwks, policyUrl, policy: LONG, maxTokenBytes: 1024 * 1024, policyToken: () => Promise.resolve(fx.token) });
+  const authorizer = createAuthorizer({ baseUrl: BASE_URL, localJwks: fx.jwks, policyUrl, policy: LONG, maxTokenBytes: 1024 * 1024, policyToken: () => Promise.resolve(fx.token) });
   authorizers.push(authorizer);
   const authorization = `Bearer ${token}`;
   const decision = await authorizer.authorize(await authorizer.authenticate(authorization), query);
@@ -114,7 +114,7 @@ const coldFetch: number[] = [];
 const compileOnly: number[] = [];
 const identity = await authorizers[0]!.authenticate(`Bearer ${tenRefs}`);
 for (let i = 0; i < COLD_RUNS; i++) {
-  const authorizer = createAuthorizer({ baseUrl: BASE_URL, jwks: fx.jwks, policyUrl: large.url, policy: LONG });
+  const authorizer = createAuthorizer({ baseUrl: BASE_URL, localJwks: fx.jwks, policyUrl: large.url, policy: LONG });
   const start = performance.now();
   const decision = await authorizer.authorize(identity, query);
   coldFetch.push(performance.now() - start);

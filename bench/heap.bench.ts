@@ -32,7 +32,7 @@ const tokens = Array.from({ length: POOL }, (_, i) =>
   )}`,
 );
 
-const authorizer = createAuthorizer({ baseUrl: BASE_URL, jwks: fx.jwks });
+const authorizer = createAuthorizer({ baseUrl: BASE_URL, localJwks: fx.jwks });
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 function heapAfterGc(): number {
   gc!();

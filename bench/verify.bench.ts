@@ -20,8 +20,8 @@ const CACHE_HIT_TARGET_OPS = 500_000;
 
 const fx = createFixture();
 const joseKey = await importJWK(fx.key.jwk, 'RS256');
-const uncached = createAuthorizer({ baseUrl: BASE_URL, jwks: fx.jwks, tokenCache: false });
-const cached = createAuthorizer({ baseUrl: BASE_URL, jwks: fx.jwks });
+const uncached = createAuthorizer({ baseUrl: BASE_URL, localJwks: fx.jwks, tokenCache: false });
+const cached = createAuthorizer({ baseUrl: BASE_URL, localJwks: fx.jwks });
 await Promise.all([uncached.ready(), cached.ready()]);
 
 // Every case must succeed on the token before it is timed (measure() also calls each once up front).

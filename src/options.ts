@@ -4,53 +4,22 @@
  */
 import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import { isJwkSetLike } from './jwks/import-jwks.js';
+import { resolveJwksOptions, type JwksOptions } from './jwks/options.js';
 import { optionChecks } from './lib/option-checks.js';
+import { warnOnce } from './lib/warn-once.js';
+import { resolvePolicyOptions, type PolicyOptions } from './policy/options.js';
+import { resolveTokenCacheOptions, type TokenCacheOptions } from './token/cache-options.js';
 import { isSupportedAlgorithm } from './token/signature.js';
 
-const { httpUrl, positiveInt, nonNegativeInt, onlyKnown } = optionChecks('createAuthorizer');
+export type { JwksOptions, PolicyOptions, TokenCacheOptions };
 
-/** Tuning of the remote JWKS cache. */
-export interface JwksOptions {
-  /** After this long (ms) since the last successful fetch, keys are refreshed in the background. Default `600_000` (10 min). */
-  cacheMaxAgeMs?: number;
-  /** Least time (ms) between two fetches: bounds refetches for unknown `kid`s and retries after a failure. Default `5_000`. */
-  cooldownMs?: number;
-  /** Total time (ms) for one JWKS fetch: connect, headers and body. Default `5_000`. */
-  timeoutMs?: number;
-  /** While the endpoint fails, cached keys keep verifying until this long (ms) after the last success. Default `3_600_000` (1 h). */
-  maxStaleMs?: number;
-  /** Largest JWKS body accepted, in bytes. Default `65_536`. */
-  maxBytes?: number;
-}
+const checks = optionChecks('createAuthorizer');
+const { httpUrl, positiveInt, onlyKnown } = checks;
 
 /** A JWK Set given inline: no network is used for keys. */
 export interface JwkSet {
   /** The JWKs; only RSA public signing keys are used. */
   keys: readonly object[];
-}
-
-/** Tuning of the verified-token cache. */
-export interface TokenCacheOptions {
-  /** Most tokens kept (LRU). Default `1000`. */
-  max?: number;
-  /** Longest time (ms) a verified token is served from the cache (never past its `exp`). Default `300_000` (5 min). */
-  maxTtlMs?: number;
-}
-
-/** Tuning of the role-policy cache (one entry per application). */
-export interface PolicyOptions {
-  /** How long (ms) a fetched policy is fresh; after that it is served while one background revalidation runs. Default `60_000`. */
-  ttlMs?: number;
-  /** While the policy API fails, a cached policy is served until this long (ms) after its last successful fetch; then 503. Default `300_000` (5 min). */
-  maxStaleMs?: number;
-  /** Least time (ms) between two fetches of one application's policy that are not needed to answer: revalidation, refetch after a denial, retry after a failure. Default `5_000`. */
-  minRefreshIntervalMs?: number;
-  /** Total time (ms) for one policy fetch: connect, headers and body. Default `5_000`. */
-  timeoutMs?: number;
-  /** Most applications whose policy is kept (LRU). Default `100`. */
-  maxApplications?: number;
-  /** Largest policy body accepted, in bytes. Default `1_048_576` (1 MiB). */
-  maxBytes?: number;
 }
 
 /** Options of {@link createAuthorizer}; validated once, with a `TypeError` naming the option. */
@@ -61,8 +30,10 @@ export interface AuthorizerOptions {
   issuer?: string;
   /** Where the signing keys are. Default `${issuer}/.well-known/jwks.json`. */
   jwksUri?: string;
-  /** A static JWK Set (no network), or tuning for the remote JWKS cache. Default: remote with the defaults of {@link JwksOptions}. */
-  jwks?: JwkSet | JwksOptions;
+  /** Tuning of the remote JWKS cache; see {@link JwksOptions}. (A JWK Set here is the deprecated spelling of `localJwks`.) */
+  jwks?: JwksOptions | JwkSet;
+  /** A local JWK Set `{ keys: [...] }`: the keys are these, no network is used for them. Excludes `jwksUri`. Default: none (remote keys). */
+  localJwks?: JwkSet;
   /** Accepted tenant id(s), matched against `aud`. Default: any tenant. */
   audience?: string | readonly string[];
   /** Accepted JWS algorithms (RS256, RS384, RS512, PS256, PS384, PS512). Default `['RS256']`. */
@@ -108,26 +79,9 @@ export interface ResolvedOptions {
 }
 
 const KNOWN = new Set<string>([
-  'baseUrl', 'issuer', 'jwksUri', 'jwks', 'audience', 'algorithms', 'tokenFormats', 'clockToleranceSec',
+  'baseUrl', 'issuer', 'jwksUri', 'jwks', 'localJwks', 'audience', 'algorithms', 'tokenFormats', 'clockToleranceSec',
   'maxTokenBytes', 'tokenCache', 'dispatcher', 'now', 'policyUrl', 'policyToken', 'policy',
 ]);
-
-export const DEFAULT_JWKS: Readonly<Required<JwksOptions>> = {
-  cacheMaxAgeMs: 600_000,
-  cooldownMs: 5_000,
-  timeoutMs: 5_000,
-  maxStaleMs: 3_600_000,
-  maxBytes: 65_536,
-};
-
-export const DEFAULT_POLICY: Readonly<Required<PolicyOptions>> = {
-  ttlMs: 60_000,
-  maxStaleMs: 300_000,
-  minRefreshIntervalMs: 5_000,
-  timeoutMs: 5_000,
-  maxApplications: 100,
-  maxBytes: 1_048_576,
-};
 
 export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
   if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError('createAuthorizer: options must be an object');
@@ -138,29 +92,20 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
   if (typeof issuer !== 'string' || issuer.length === 0) throw new TypeError('createAuthorizer: "issuer" must be a non-empty string');
 
   let staticJwks: { keys: unknown[] } | undefined;
-  let jwks: Required<JwksOptions> = { ...DEFAULT_JWKS };
-  if (options.jwks !== undefined) {
-    if (typeof options.jwks !== 'object' || (options.jwks as unknown) === null) throw new TypeError('createAuthorizer: "jwks" must be an object');
-    if ('keys' in options.jwks) {
-      if (!isJwkSetLike(options.jwks)) throw new TypeError('createAuthorizer: "jwks" has a "keys" member but is not a JWK Set');
-      onlyKnown('jwks', options.jwks, ['keys']);
-      if (options.jwks.keys.length === 0) throw new TypeError('createAuthorizer: "jwks" is a JWK Set without keys');
-      if (options.jwksUri !== undefined) throw new TypeError('createAuthorizer: give either a static "jwks" or "jwksUri", not both');
-      staticJwks = options.jwks;
-    } else {
-      onlyKnown('jwks', options.jwks, Object.keys(DEFAULT_JWKS));
-      jwks = {
-        cacheMaxAgeMs: positiveInt('jwks.cacheMaxAgeMs', options.jwks.cacheMaxAgeMs, DEFAULT_JWKS.cacheMaxAgeMs),
-        cooldownMs: nonNegativeInt('jwks.cooldownMs', options.jwks.cooldownMs, DEFAULT_JWKS.cooldownMs),
-        timeoutMs: positiveInt('jwks.timeoutMs', options.jwks.timeoutMs, DEFAULT_JWKS.timeoutMs),
-        maxStaleMs: nonNegativeInt('jwks.maxStaleMs', options.jwks.maxStaleMs, DEFAULT_JWKS.maxStaleMs),
-        maxBytes: positiveInt('jwks.maxBytes', options.jwks.maxBytes, DEFAULT_JWKS.maxBytes),
-      };
-      if (jwks.maxStaleMs < jwks.cacheMaxAgeMs) {
-        throw new TypeError('createAuthorizer: "jwks.maxStaleMs" must not be shorter than "jwks.cacheMaxAgeMs"');
-      }
-    }
+  let jwksTuning = options.jwks as JwksOptions | undefined;
+  if (options.jwks !== undefined && (typeof options.jwks !== 'object' || (options.jwks as unknown) === null)) {
+    throw new TypeError('createAuthorizer: "jwks" must be an object');
   }
+  if (options.jwks !== undefined && 'keys' in options.jwks) {
+    // `jwks` used to mean two things, told apart by `keys`: the key set now has its own option.
+    warnOnce('IAM_AUTHZ_DEP_JWKS_KEYS', 'createAuthorizer: a JWK Set in "jwks" is deprecated; pass it as "localJwks" ("jwks" is the remote cache\'s tuning)', 'DeprecationWarning');
+    if (options.localJwks !== undefined) throw new TypeError('createAuthorizer: give the JWK Set as "localJwks" only, not also in "jwks"');
+    staticJwks = checkedJwkSet('jwks', options.jwks);
+    jwksTuning = undefined;
+  }
+  if (options.localJwks !== undefined) staticJwks = checkedJwkSet('localJwks', options.localJwks);
+  if (staticJwks && options.jwksUri !== undefined) throw new TypeError('createAuthorizer: give either a local JWK Set or "jwksUri", not both');
+  const jwks = resolveJwksOptions(jwksTuning, checks);
   const jwksUri = staticJwks ? undefined : httpUrl('jwksUri', options.jwksUri ?? `${issuer}/.well-known/jwks.json`);
 
   const algorithms = stringList('algorithms', options.algorithms, ['RS256']);
@@ -175,18 +120,7 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
   const now = options.now ?? Date.now;
   if (typeof now !== 'function') throw new TypeError('createAuthorizer: "now" must be a function');
 
-  let tokenCache: Required<TokenCacheOptions> | false = { max: 1000, maxTtlMs: 300_000 };
-  if (options.tokenCache === false) tokenCache = false;
-  else if (options.tokenCache !== undefined) {
-    if (typeof options.tokenCache !== 'object' || (options.tokenCache as unknown) === null) {
-      throw new TypeError('createAuthorizer: "tokenCache" must be an object or false');
-    }
-    onlyKnown('tokenCache', options.tokenCache, ['max', 'maxTtlMs']);
-    tokenCache = {
-      max: positiveInt('tokenCache.max', options.tokenCache.max, 1000),
-      maxTtlMs: positiveInt('tokenCache.maxTtlMs', options.tokenCache.maxTtlMs, 300_000),
-    };
-  }
+  const tokenCache = resolveTokenCacheOptions(options.tokenCache, checks);
 
   const tolerance = options.clockToleranceSec ?? 5;
   if (typeof tolerance !== 'number' || !Number.isFinite(tolerance) || tolerance < 0 || tolerance > 300) {
@@ -200,7 +134,7 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
     throw new TypeError('createAuthorizer: "policyToken" must be a function returning a Promise of a token');
   }
 
-  const policy = resolvePolicyOptions(options.policy);
+  const policy = resolvePolicyOptions(options.policy, checks);
   const audience = options.audience === undefined ? undefined : new Set(stringList('audience', typeof options.audience === 'string' ? [options.audience] : options.audience, []));
   const tokenFormats = new Set(stringList('tokenFormats', options.tokenFormats, ['t1']));
   const maxTokenBytes = positiveInt('maxTokenBytes', options.maxTokenBytes, 8192);
@@ -229,20 +163,11 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
   };
 }
 
-function resolvePolicyOptions(policy: PolicyOptions | undefined): Required<PolicyOptions> {
-  if (policy === undefined) return { ...DEFAULT_POLICY };
-  if (typeof policy !== 'object' || (policy as unknown) === null) throw new TypeError('createAuthorizer: "policy" must be an object');
-  onlyKnown('policy', policy, Object.keys(DEFAULT_POLICY));
-  const resolved = {
-    ttlMs: positiveInt('policy.ttlMs', policy.ttlMs, DEFAULT_POLICY.ttlMs),
-    maxStaleMs: nonNegativeInt('policy.maxStaleMs', policy.maxStaleMs, DEFAULT_POLICY.maxStaleMs),
-    minRefreshIntervalMs: nonNegativeInt('policy.minRefreshIntervalMs', policy.minRefreshIntervalMs, DEFAULT_POLICY.minRefreshIntervalMs),
-    timeoutMs: positiveInt('policy.timeoutMs', policy.timeoutMs, DEFAULT_POLICY.timeoutMs),
-    maxApplications: positiveInt('policy.maxApplications', policy.maxApplications, DEFAULT_POLICY.maxApplications),
-    maxBytes: positiveInt('policy.maxBytes', policy.maxBytes, DEFAULT_POLICY.maxBytes),
-  };
-  if (resolved.maxStaleMs < resolved.ttlMs) throw new TypeError('createAuthorizer: "policy.maxStaleMs" must not be shorter than "policy.ttlMs"');
-  return resolved;
+function checkedJwkSet(name: string, value: unknown): { keys: unknown[] } {
+  if (typeof value !== 'object' || value === null || !isJwkSetLike(value)) throw new TypeError(`createAuthorizer: "${name}" must be a JWK Set ({ keys: [...] })`);
+  onlyKnown(name, value, ['keys']);
+  if (value.keys.length === 0) throw new TypeError(`createAuthorizer: "${name}" is a JWK Set without keys`);
+  return value;
 }
 
 function stringList(name: string, value: unknown, fallback: readonly string[]): string[] {

@@ -10,7 +10,7 @@ export const ISSUER = `${BASE_URL}/authentication/v1`;
 
 export interface BenchFixture {
   key: SigningKey;
-  /** `{ keys: [publicJwk] }`, for `createAuthorizer({ jwks })`. */
+  /** `{ keys: [publicJwk] }`, for `createAuthorizer({ localJwks })`. */
   jwks: { keys: Record<string, string>[] };
   token: string;
   /** `Bearer <token>`. */

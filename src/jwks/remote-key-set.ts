@@ -1,7 +1,8 @@
 /**
  * The JWKS client. Unlike jose's `createRemoteJWKSet`, it keeps verifying with cached keys while
- * the endpoint is down (until `maxStaleMs` after the last success), refreshes in the background
- * once the cache is older than `cacheMaxAgeMs`, and limits refetches for unknown kids to one per
+ * the endpoint is down (for `maxStaleMs` after they stopped being fresh, RFC 5861 stale-if-error:
+ * until `cacheMaxAgeMs + maxStaleMs` after the last success), refreshes in the background once the
+ * cache is older than `cacheMaxAgeMs`, and limits refetches for unknown kids to one per
  * `cooldownMs`, shared by every concurrent request.
  */
 import type { Dispatcher } from 'undici';
@@ -39,7 +40,7 @@ export class RemoteKeySet implements KeySet {
 
   peek(kid: string): readonly VerificationKey[] | undefined {
     if (this.#lastSuccessAt === undefined) return undefined;
-    if (this.#config.now() - this.#lastSuccessAt > this.#config.maxStaleMs) return undefined;
+    if (this.#config.now() - this.#lastSuccessAt > this.#config.cacheMaxAgeMs + this.#config.maxStaleMs) return undefined;
     this.touch();
     return this.#index.get(kid);
   }
@@ -80,9 +81,9 @@ export class RemoteKeySet implements KeySet {
     this.#closing.abort();
   }
 
-  /** True while the cached keys may be used: fetched once, and not older than `maxStaleMs`. */
+  /** True while the cached keys may be used: fetched once, and stale for no longer than `maxStaleMs`. */
   #usable(): boolean {
-    return this.#lastSuccessAt !== undefined && this.#config.now() - this.#lastSuccessAt <= this.#config.maxStaleMs;
+    return this.#lastSuccessAt !== undefined && this.#config.now() - this.#lastSuccessAt <= this.#config.cacheMaxAgeMs + this.#config.maxStaleMs;
   }
 
   /** Starts a fetch unless one is running or the cooldown forbids it; waits for any running fetch. */

@@ -12,6 +12,8 @@ export interface OptionChecks {
   nonNegativeInt: (name: string, value: unknown, fallback: number) => number;
   /** Refuses members of `value` not in `known`; `name` prefixes them (`jwks.cacheMaxAge`). */
   onlyKnown: (name: string | undefined, value: object, known: Iterable<string>) => void;
+  /** Throws the component's `TypeError` with `message`. */
+  fail: (message: string) => never;
 }
 
 export function optionChecks(component: string): OptionChecks {
@@ -19,6 +21,7 @@ export function optionChecks(component: string): OptionChecks {
     throw new TypeError(`${component}: ${message}`);
   };
   return {
+    fail,
     httpUrl(name, value, kind = 'endpoint') {
       if (typeof value !== 'string') return fail(`"${name}" must be a URL string`);
       let url: URL;

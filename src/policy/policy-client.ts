@@ -5,7 +5,8 @@
  * - fresh for `ttlMs`; then served stale while one background revalidation runs, sent with
  *   `If-None-Match: "<changeId>"` (304 or an unchanged `changeId` keep the compiled policy);
  * - a new `changeId` swaps the newly compiled policy in, in one assignment;
- * - on failure, the cached policy is served until `maxStaleMs` after its last successful fetch;
+ * - on failure, the cached policy is served for `maxStaleMs` after it stopped being fresh (RFC 5861
+ *   stale-if-error: until `ttlMs + maxStaleMs` after its last successful fetch);
  *   past that, or with nothing cached, callers get 503 `ERR_POLICY_UNAVAILABLE`;
  * - at most one fetch per application is in flight, and fetches that are not needed to answer
  *   (background revalidation, refetch after a denial, retry after a failure) are spaced by at
@@ -118,7 +119,7 @@ export class PolicyClient {
     if (entry) {
       const age = this.#config.now() - entry.fetchedAt;
       if (age < this.#config.ttlMs) return entry;
-      if (age <= this.#config.maxStaleMs) {
+      if (age <= this.#config.ttlMs + this.#config.maxStaleMs) {
         if (policyStale.hasSubscribers) {
           policyStale.publish({ applicationId, changeId: entry.policy.changeId, ageMs: age, lastError: state.lastError });
         }
@@ -183,10 +184,14 @@ export class PolicyClient {
     if (refusal) throw this.#refusedError(applicationId, state, refusal.status);
   }
 
-  /** True when the policy API accepted a token of this application within `ttlMs + maxStaleMs`. */
+  /**
+   * True when the policy API accepted a token of this application within twice the life of a cached
+   * policy (`2 × (ttlMs + maxStaleMs)`): evidence that the API works, so a refusal is about the
+   * token — also for the first caller after a quiet spell long enough for the policy to expire.
+   */
   #acceptedRecently(state: AppState): boolean {
     const { acceptedAt } = state;
-    return acceptedAt !== undefined && this.#config.now() - acceptedAt <= this.#config.ttlMs + this.#config.maxStaleMs;
+    return acceptedAt !== undefined && this.#config.now() - acceptedAt <= 2 * (this.#config.ttlMs + this.#config.maxStaleMs);
   }
 
   /**
@@ -217,7 +222,7 @@ export class PolicyClient {
 
   #usable(state: AppState): PolicyEntry | undefined {
     const { entry } = state;
-    return entry && this.#config.now() - entry.fetchedAt <= this.#config.maxStaleMs ? entry : undefined;
+    return entry && this.#config.now() - entry.fetchedAt <= this.#config.ttlMs + this.#config.maxStaleMs ? entry : undefined;
   }
 
   /**

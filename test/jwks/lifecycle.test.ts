@@ -96,7 +96,7 @@ describe('close() is final', () => {
       const a = createAuthorizer({ baseUrl: server.url, now: () => NOW_MS, tokenCache: false });
       await a.close();
       await expect(a.close()).resolves.toBeUndefined();
-      await expect(a.authenticate(`Bearer ${mint(server.url)}`)).rejects.toMatchObject({ code: 'ERR_JWKS_UNAVAILABLE', status: 503 });
+      await expect(a.authenticate(`Bearer ${mint(server.url)}`)).rejects.toMatchObject({ code: 'ERR_AUTHORIZER_CLOSED', status: 503 });
       expect(server.requests).toHaveLength(0);
     } finally {
       await server.close();

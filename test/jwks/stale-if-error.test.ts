@@ -9,6 +9,8 @@ import { KEY, KEY2, mint } from '../helpers/fixtures.js';
 import { bearer, expectAuthzError, upstreamReason, useJwksServer } from './harness.js';
 
 const JWKS = { cacheMaxAgeMs: 10_000, cooldownMs: 1_000, maxStaleMs: 60_000, timeoutMs: 2_000 };
+/** RFC 5861 stale-if-error: stale is served for maxStaleMs after freshness ends. */
+const STALE_END = JWKS.cacheMaxAgeMs + JWKS.maxStaleMs;
 
 const ctx = useJwksServer(JWKS);
 let token1: string;
@@ -30,12 +32,12 @@ describe('stale-if-error', () => {
     expect(ctx.events.events[1]).toMatchObject({ type: 'failed', reason: 'status' });
     expect(ctx.server.requests).toHaveLength(2);
 
-    ctx.clock.set(t0 + JWKS.maxStaleMs);
+    ctx.clock.set(t0 + STALE_END);
     await a.authenticate(token1); // the last usable millisecond; starts another (failing) refresh
     await ctx.events.until(3);
     expect(ctx.server.requests).toHaveLength(3);
 
-    ctx.clock.set(t0 + JWKS.maxStaleMs + 1);
+    ctx.clock.set(t0 + STALE_END + 1);
     // The last attempt was 1 ms ago: no new fetch, and the stale keys are no longer used.
     const error = await expectAuthzError(a.authenticate(token1), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe('status');
@@ -58,11 +60,11 @@ describe('stale-if-error', () => {
     await ctx.events.until(2);
     expect(ctx.events.events[1]).toMatchObject({ type: 'failed', reason: 'network' });
 
-    ctx.clock.set(t0 + JWKS.maxStaleMs);
+    ctx.clock.set(t0 + STALE_END);
     await a.authenticate(token1);
     await ctx.events.until(3);
 
-    ctx.clock.set(t0 + JWKS.maxStaleMs + JWKS.cooldownMs + 1);
+    ctx.clock.set(t0 + STALE_END + JWKS.cooldownMs + 1);
     const error = await expectAuthzError(a.authenticate(token1), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe('network');
     expect(ctx.events.events.map((e) => e.type)).toEqual(['refreshed', 'failed', 'failed', 'failed']);
@@ -80,7 +82,7 @@ describe('stale-if-error', () => {
     expect(ctx.events.events[1]?.type).toBe('refreshed');
     fail500();
 
-    ctx.clock.set(t0 + 30_000 + JWKS.maxStaleMs);
+    ctx.clock.set(t0 + 30_000 + STALE_END);
     await a.authenticate(token1);
     await ctx.events.until(3);
     expect(ctx.events.events[2]).toMatchObject({ type: 'failed', reason: 'status' });
@@ -94,7 +96,7 @@ describe('stale-if-error', () => {
     const t0 = ctx.clock.now();
     await a.ready();
     fail500();
-    ctx.clock.set(t0 + JWKS.maxStaleMs + 1);
+    ctx.clock.set(t0 + STALE_END + 1);
     await expectAuthzError(a.authenticate(token1), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(ctx.server.requests).toHaveLength(2);
 

@@ -15,6 +15,8 @@ const MAX_BYTES = 4_096;
 /** For the faults that hang; every other test has a generous timeout, so that load never turns a fault into a timeout. */
 const TIMEOUT_MS = 250;
 const P = { ttlMs: 10_000, maxStaleMs: 60_000, minRefreshIntervalMs: 1_000, timeoutMs: 5_000, maxBytes: MAX_BYTES } satisfies PolicyOptions;
+/** RFC 5861 stale-if-error: stale is served for maxStaleMs after freshness ends. */
+const STALE_END = P.ttlMs + P.maxStaleMs;
 
 let elsewhere: Loopback;
 // Registered before usePolicyApi's hooks, so that it runs after them: once the authorizers are closed.
@@ -131,15 +133,15 @@ describe.each(FAULTS)('%s', (name, reason, fault) => {
     expect(ctx.server.requests).toHaveLength(1 + per);
 
     // The last usable millisecond: served, and another (failing) attempt is made.
-    ctx.clock.ms = t0 + P.maxStaleMs;
+    ctx.clock.ms = t0 + STALE_END;
     expect(await authz.authorize(id, READ)).toMatchObject({ granted: true, changeId: 'c1' });
     await ctx.events.until('failed', 2);
     expect(ctx.server.requests).toHaveLength(1 + 2 * per);
     const stale = ctx.events.events.filter((e) => e.type === 'stale-served');
-    expect(stale.at(-1)!.message).toMatchObject({ ageMs: P.maxStaleMs, lastError: { reason } });
+    expect(stale.at(-1)!.message).toMatchObject({ ageMs: STALE_END, lastError: { reason } });
 
     // One millisecond later: 503, and no request (the last attempt was 1 ms ago).
-    ctx.clock.ms = t0 + P.maxStaleMs + 1;
+    ctx.clock.ms = t0 + STALE_END + 1;
     const error = await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe(reason);
     expect(ctx.server.requests).toHaveLength(1 + 2 * per);
@@ -218,7 +220,7 @@ describe('specific faults', () => {
     expect(failed!.message.reason).toBe('malformed');
     expect(ctx.events.types()).not.toContain('revalidated');
     // Past maxStaleMs after the last *valid* answer: 503.
-    ctx.clock.ms = t0 + P.maxStaleMs + 1;
+    ctx.clock.ms = t0 + STALE_END + 1;
     await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
   });
 
@@ -241,7 +243,7 @@ describe('specific faults', () => {
     ctx.clock.advance(P.ttlMs);
     expect((await flaky.authorize(await identityFor(flaky, ctx.app), READ)).granted).toBe(true);
     await ctx.events.until('failed', 2);
-    ctx.clock.ms = t0 + P.maxStaleMs + 1;
+    ctx.clock.ms = t0 + STALE_END + 1;
     await expectAuthzError(flaky.authorize(await identityFor(flaky, ctx.app), READ), 'ERR_POLICY_UNAVAILABLE', 503);
   });
 

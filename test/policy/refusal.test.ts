@@ -14,6 +14,8 @@ import { json } from '../helpers/loopback.js';
 import { expectAuthzError, identityFor, READ, usePolicyApi, WRITE } from './harness.js';
 
 const P = { ttlMs: 10_000, maxStaleMs: 60_000, minRefreshIntervalMs: 1_000, timeoutMs: 5_000 } satisfies PolicyOptions;
+/** RFC 5861 stale-if-error: stale is served for maxStaleMs after freshness ends. */
+const STALE_END = P.ttlMs + P.maxStaleMs;
 const ctx = usePolicyApi();
 
 function subOfRequest(req: IncomingMessage): string {
@@ -44,7 +46,7 @@ describe('a refused caller token is that caller\'s outcome only', () => {
     const { alice, bob } = await users(authz);
     expect(await authz.authorize(alice, READ)).toMatchObject({ granted: true });
     refuse(401);
-    ctx.clock.advance(P.maxStaleMs + 1); // past maxStaleMs: a fetch is needed to answer
+    ctx.clock.advance(STALE_END + 1); // past maxStaleMs: a fetch is needed to answer
     const error = await expectAuthzError(authz.authorize(bob, READ), 'ERR_TOKEN_REJECTED', 401);
     expect(error.message).toMatch(/IAM rejected the token/);
     const response = toErrorResponse(error, { realm: 'api', exposeDecision: false, retryAfterSec: 5 });
@@ -62,7 +64,7 @@ describe('a refused caller token is that caller\'s outcome only', () => {
     const { alice, bob } = await users(authz);
     await authz.authorize(alice, READ);
     refuse(403);
-    ctx.clock.advance(P.maxStaleMs + 1);
+    ctx.clock.advance(STALE_END + 1);
     await expectAuthzError(authz.authorize(bob, READ), 'ERR_TOKEN_REJECTED', 403);
     expect(await authz.authorize(alice, READ)).toMatchObject({ granted: true });
   });
@@ -98,7 +100,7 @@ describe('a refused caller token is that caller\'s outcome only', () => {
     const authz = ctx.authorizer(P);
     const { alice, bob, carol } = await users(authz);
     await authz.authorize(alice, READ);
-    ctx.clock.advance(P.maxStaleMs + 1);
+    ctx.clock.advance(STALE_END + 1);
     let release: (() => void) | undefined;
     ctx.server.fault = (req, res) => {
       if (subOfRequest(req) !== 'actor-bob') return false;
@@ -125,7 +127,7 @@ describe('a refused caller token is that caller\'s outcome only', () => {
     const { alice, bob } = await users(authz);
     await authz.authorize(alice, READ);
     refuse(401);
-    ctx.clock.advance(P.maxStaleMs + 1);
+    ctx.clock.advance(STALE_END + 1);
     const results = await Promise.allSettled(Array.from({ length: 50 }, () => authz.authorize(bob, READ)));
     expect(results.every((r) => r.status === 'rejected' && (r.reason as { code: string }).code === 'ERR_TOKEN_REJECTED')).toBe(true);
     for (let i = 0; i < 50; i += 1) await expectAuthzError(authz.authorize(bob, READ), 'ERR_TOKEN_REJECTED', 401);
@@ -142,7 +144,7 @@ describe('a refused caller token is that caller\'s outcome only', () => {
     const authz = ctx.authorizer(P);
     const { alice } = await users(authz);
     await authz.authorize(alice, READ);
-    ctx.clock.advance(P.maxStaleMs + 1);
+    ctx.clock.advance(STALE_END + 1);
     let inFlight = 0;
     let maxInFlight = 0;
     ctx.server.fault = (req, res) => {

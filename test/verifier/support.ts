@@ -33,7 +33,7 @@ export { Clock } from '../helpers/clock.js';
 export class Authorizers extends TrackedAuthorizers {
   /** An authorizer for {@link BASE} with a static JWKS holding `KEY`, at `NOW_MS`. */
   static(options: Partial<AuthorizerOptions> = {}): Authorizer {
-    return this.create({ baseUrl: BASE, jwks: { keys: [KEY.jwk] }, now: () => NOW_MS, ...options });
+    return this.create({ baseUrl: BASE, localJwks: { keys: [KEY.jwk] }, now: () => NOW_MS, ...options });
   }
 }
 
