@@ -71,20 +71,20 @@ export interface Authorizer {
 /** Creates an {@link Authorizer}. Throws a `TypeError` naming the option when an option is invalid. */
 export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   const config = resolveOptions(options);
-  const keySet = createKeySet(config);
   const cache = config.tokenCache === false ? undefined : new TokenCache(config.tokenCache.max, config.tokenCache.maxTtlMs);
-  const policy: VerifyPolicy = {
+  // A kid gone from the JWKS, or naming another key now: nothing verified with the old key is reused.
+  const keySet = createKeySet(config, () => {
+    cache?.clear();
+    verifier.clear();
+  });
+  const verifyRules: VerifyPolicy = {
     algorithms: config.algorithms,
     tokenFormats: config.tokenFormats,
     issuer: config.issuer,
     audience: config.audience,
     clockToleranceSec: config.clockToleranceSec,
   };
-  const verifier = new TokenVerifier(keySet, policy, config.now);
-  keySet.onKeysRemoved = () => {
-    cache?.clear();
-    verifier.clear();
-  };
+  const verifier = new TokenVerifier(keySet, verifyRules, config.now);
   const { now, maxTokenBytes } = config;
   let closing: Promise<void> | undefined;
 
@@ -114,7 +114,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     }
   }
 
-  const policies = config.policyUrl === undefined ? undefined : new PolicyClient({
+  const policyClient = config.policyUrl === undefined ? undefined : new PolicyClient({
     url: config.policyUrl,
     dispatcher: config.dispatcher,
     policyToken: config.policyToken,
@@ -134,14 +134,14 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     const roles = collectRoles(identity.claims.ars, resource);
     // Without roles for this resource no policy can grant: deny without asking the policy API.
     if (roles.length === 0) return denied(identity, query, noMatchingReference(resource.reference, undefined));
-    if (!policies) throw new PolicyUnavailableError('no policy API configured: set "baseUrl" or "policyUrl"');
+    if (!policyClient) throw new PolicyUnavailableError('no policy API configured: set "baseUrl" or "policyUrl"');
     const { app } = identity.claims;
     // A fresh policy is used without a promise; otherwise get() serves stale, fetches or fails.
-    const entry = policies.peek(app, identity.token) ?? (await policies.get(app, identity.token));
+    const entry = policyClient.peek(app, identity.token) ?? (await policyClient.get(app, identity.token));
     const decision = decideForRoles(roles, resource.reference, service, permission, entry.policy);
     if (decision.granted) return decision;
     // A role granted in the console a moment ago should work on the next request, not after ttlMs.
-    const fresher = await policies.refreshAfterDenial(app, identity.token, entry);
+    const fresher = await policyClient.refreshAfterDenial(app, identity.token, entry);
     const second = fresher ? decideForRoles(roles, resource.reference, service, permission, fresher.policy) : decision;
     return second.granted ? second : denied(identity, query, second);
   }
@@ -163,16 +163,16 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
       if (!Array.isArray(applications) || !applications.every((a): a is string => typeof a === 'string' && a.length > 0)) {
         throw new TypeError('ready: "applications" must be an array of non-empty application ids');
       }
-      if (applications.length > 0 && (!policies || !config.policyToken)) {
+      if (applications.length > 0 && (!policyClient || !config.policyToken)) {
         throw new TypeError('ready: "applications" needs the "policyToken" option (and a policy API): the policy is otherwise fetched with each caller\'s token');
       }
       // With policyToken the caller token is not sent; '' only keys the (unused) refusal memory.
-      await Promise.all([keySet.ready(), ...applications.map((app) => policies?.get(app, ''))]);
+      await Promise.all([keySet.ready(), ...applications.map((app) => policyClient?.get(app, ''))]);
     },
     close() {
       closing ??= (async () => {
         keySet.close?.();
-        policies?.close();
+        policyClient?.close();
         cache?.clear();
         if (config.ownsDispatcher) await config.dispatcher.close();
       })();
@@ -197,13 +197,14 @@ function denied(identity: Identity, query: AuthorizeQuery, decision: Decision): 
   return decision;
 }
 
-function createKeySet(config: ResolvedOptions): KeySet {
+function createKeySet(config: ResolvedOptions, onKeysRemoved: () => void): KeySet {
   if (config.staticJwks) return new StaticKeySet(config.staticJwks, config.algorithms);
   return new RemoteKeySet({
     uri: config.jwksUri as string,
     dispatcher: config.dispatcher,
     algorithms: config.algorithms,
     now: config.now,
+    onKeysRemoved,
     ...config.jwks,
   });
 }

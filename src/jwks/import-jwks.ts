@@ -4,7 +4,7 @@
  * small moduli and keys marked for another use are never used.
  */
 import { KeyObject } from 'node:crypto';
-import { importJWK, type JWK } from 'jose';
+import { calculateJwkThumbprint, importJWK, type JWK } from 'jose';
 
 /** Smallest RSA modulus accepted, in bits (NIST SP 800-131A, RFC 7518 §3.3). */
 export const MIN_RSA_BITS = 2048;
@@ -14,6 +14,8 @@ export interface VerificationKey {
   /** The JWK's `alg`, when it names one; the key then verifies only that algorithm. */
   alg: string | undefined;
   key: KeyObject;
+  /** RFC 7638 thumbprint of the public key (`kty`, `n`, `e`): tells a key replaced under the same kid. */
+  thumbprint: string;
 }
 
 /** Keys by `kid`; one kid may name several keys (all are tried). */
@@ -50,13 +52,28 @@ async function importOne(jwk: Record<string, unknown>, algorithms: ReadonlySet<s
   if (alg !== undefined && (typeof alg !== 'string' || !algorithms.has(alg))) return undefined;
   try {
     // Import only the public members under RS256: the CryptoKey's hash is irrelevant once converted.
-    const imported = await importJWK({ kty: 'RSA', n, e } satisfies JWK, 'RS256');
+    const publicJwk = { kty: 'RSA', n, e } satisfies JWK;
+    const imported = await importJWK(publicJwk, 'RS256');
     const key = imported instanceof Uint8Array ? undefined : KeyObject.from(imported);
     if (key?.asymmetricKeyType !== 'rsa') return undefined;
     const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
     if (bits < MIN_RSA_BITS) return undefined;
-    return { kid, alg, key };
+    return { kid, alg, key, thumbprint: await calculateJwkThumbprint(publicJwk) };
   } catch {
     return undefined; // malformed member: jose refused it
   }
+}
+
+/**
+ * Kids of `before` that `after` no longer holds with the same key material: gone, or replaced
+ * under the same kid (compared by thumbprint). Tokens verified with those keys must not be served
+ * from a cache any more.
+ */
+export function changedKids(before: KeyIndex, after: KeyIndex): string[] {
+  const changed: string[] = [];
+  for (const [kid, keys] of before) {
+    const now = after.get(kid);
+    if (!now || keys.some((k) => !now.some((n) => n.thumbprint === k.thumbprint))) changed.push(kid);
+  }
+  return changed;
 }

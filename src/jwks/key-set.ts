@@ -18,10 +18,14 @@ export interface KeySet {
    * (and the token cache cleared) even when every request is a cache hit.
    */
   touch?(): void;
+  /**
+   * After a signature failed with `tried` (the keys held for `kid`): refetches the JWKS — bounded by
+   * the cooldown and shared, as for an unknown kid — and resolves with the keys now held for `kid`
+   * when they differ from `tried` (a key replaced under the same kid), else `undefined`.
+   */
+  refetchAfterFailure?(kid: string, tried: readonly VerificationKey[]): Promise<readonly VerificationKey[] | undefined>;
   /** Stops any network activity. */
   close?(): void;
-  /** Called with the kids that disappeared from the set, so dependent caches can be dropped. */
-  onKeysRemoved?: (kids: readonly string[]) => void;
 }
 
 /** A JWK Set given in the options: imported once, never fetched. */

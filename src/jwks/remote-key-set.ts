@@ -9,7 +9,7 @@ import type { Dispatcher } from 'undici';
 import { JwksUnavailableError, TokenInvalidError } from '../errors.js';
 import { jwksFailed, jwksRefreshed } from '../diagnostics.js';
 import { httpGet, parseJsonBody, UpstreamError } from '../lib/upstream.js';
-import { importJwks, isJwkSetLike, type KeyIndex, type VerificationKey } from './import-jwks.js';
+import { changedKids, importJwks, isJwkSetLike, type KeyIndex, type VerificationKey } from './import-jwks.js';
 import type { KeySet } from './key-set.js';
 
 export interface RemoteKeySetConfig {
@@ -22,6 +22,8 @@ export interface RemoteKeySetConfig {
   maxStaleMs: number;
   maxBytes: number;
   now: () => number;
+  /** Called with the kids that disappeared or now name another key, so dependent caches can be dropped. */
+  onKeysRemoved?: (kids: readonly string[]) => void;
 }
 
 export class RemoteKeySet implements KeySet {
@@ -32,7 +34,6 @@ export class RemoteKeySet implements KeySet {
   #lastError: UpstreamError | undefined;
   #inflight: Promise<void> | undefined;
   readonly #closing = new AbortController();
-  onKeysRemoved?: (kids: readonly string[]) => void;
 
   constructor(config: RemoteKeySetConfig) {
     this.#config = config;
@@ -68,6 +69,13 @@ export class RemoteKeySet implements KeySet {
     if (after) return after;
     if (this.#lastError) throw this.#unavailable();
     throw new TokenInvalidError('no key in the JWKS matches the token kid');
+  }
+
+  async refetchAfterFailure(kid: string, tried: readonly VerificationKey[]): Promise<readonly VerificationKey[] | undefined> {
+    await this.#refreshOrJoin();
+    if (!this.#usable()) return undefined;
+    const now = this.#index.get(kid);
+    return now && now !== tried && now.some((k) => !tried.some((t) => t.thumbprint === k.thumbprint)) ? now : undefined;
   }
 
   async ready(): Promise<void> {
@@ -117,11 +125,12 @@ export class RemoteKeySet implements KeySet {
       if (!isJwkSetLike(body)) throw new UpstreamError('malformed', `the body of ${config.uri} is not a JWK Set`);
       const index = await importJwks(body, config.algorithms);
       if (index.size === 0) throw new UpstreamError('malformed', `the JWK Set of ${config.uri} holds no usable RSA signing key`);
-      const removed = [...this.#index.keys()].filter((kid) => !index.has(kid));
+      // A kid gone, or now naming another key: what was verified with the old key must go too.
+      const removed = changedKids(this.#index, index);
       this.#index = index;
       this.#lastSuccessAt = config.now();
       this.#lastError = undefined;
-      if (removed.length > 0) this.onKeysRemoved?.(removed);
+      if (removed.length > 0) config.onKeysRemoved?.(removed);
       if (jwksRefreshed.hasSubscribers) jwksRefreshed.publish({ uri: config.uri, keyCount: index.size, removedKids: removed });
     } catch (error) {
       const failure = error instanceof UpstreamError ? error : new UpstreamError('malformed', 'JWKS could not be used', { cause: error });

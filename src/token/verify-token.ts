@@ -55,24 +55,38 @@ export class TokenVerifier {
     this.#headers.clear();
   }
 
-  #finish(token: string, split: CompactSplit, header: IamTokenHeader, payload: Record<string, unknown>, keys: readonly VerificationKey[], newHeaderSegment: string | undefined): Identity {
+  #finish(token: string, split: CompactSplit, header: IamTokenHeader, payload: Record<string, unknown>, keys: readonly VerificationKey[], newHeaderSegment: string | undefined): Identity | Promise<Identity> {
     const { signingInput, signature } = signedParts(token, split);
     const alg = header.alg as SupportedAlgorithm; // checkHeader allowed it, and options only allow supported ones
-    let verified = false;
-    for (const candidate of keys) {
-      if (candidate.alg !== undefined && candidate.alg !== alg) continue;
-      if (verifySignature(alg, signingInput, candidate.key, signature)) {
-        verified = true;
-        break;
-      }
+    if (!verifiedBy(keys, alg, signingInput, signature)) {
+      // Perhaps the IAM replaced the key under this kid: refetch (cooldown-bounded, shared) and
+      // verify once more with the new key; a forged token costs at most one refetch per cooldown.
+      const refetch = this.#keySet.refetchAfterFailure?.(header.kid, keys);
+      if (!refetch) throw new TokenInvalidError('token signature is invalid');
+      return refetch.then((fresh) => {
+        if (!fresh || !verifiedBy(fresh, alg, signingInput, signature)) throw new TokenInvalidError('token signature is invalid');
+        return this.#accept(token, header, payload, newHeaderSegment);
+      });
     }
-    if (!verified) throw new TokenInvalidError('token signature is invalid');
+    return this.#accept(token, header, payload, newHeaderSegment);
+  }
+
+  #accept(token: string, header: IamTokenHeader, payload: Record<string, unknown>, newHeaderSegment: string | undefined): Identity {
     if (newHeaderSegment !== undefined && this.#headers.size < MAX_HEADERS) this.#headers.set(newHeaderSegment, header);
     const claims = checkClaims(payload, this.#policy, this.#now());
     // Deeply frozen (the levels below by freezeTree): the token cache hands the same Identity to
     // every request presenting the token, so no request may change what another one sees.
     return Object.freeze({ token, header, claims: Object.freeze(claims) });
   }
+}
+
+/** True when one of `keys` (allowed for `alg`) verifies `signature` over `signingInput`. */
+function verifiedBy(keys: readonly VerificationKey[], alg: SupportedAlgorithm, signingInput: Buffer, signature: Buffer): boolean {
+  for (const candidate of keys) {
+    if (candidate.alg !== undefined && candidate.alg !== alg) continue;
+    if (verifySignature(alg, signingInput, candidate.key, signature)) return true;
+  }
+  return false;
 }
 
 /** Depth-bounded and frozen first, then checked: the result is remembered and shared. */
