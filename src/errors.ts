@@ -140,8 +140,14 @@ export class PermissionDeniedError extends IamAuthzError {
  * could not be reached, or 502 when it answered something that is not a token.
  */
 export class TokenExchangeError extends IamAuthzError {
-  constructor(status: number, message: string, options?: { cause?: unknown }) {
+  /**
+   * The `title: detail` of the IAM's problem+json refusal, when it sent one: upstream text, kept out
+   * of the message and the cause, with anything token-like redacted and cut at 300 characters.
+   */
+  readonly problem: string | undefined;
+  constructor(status: number, message: string, options?: { cause?: unknown; problem?: string | undefined }) {
     super('ERR_TOKEN_EXCHANGE_FAILED', status, message, options);
+    this.problem = options?.problem;
   }
 }
 

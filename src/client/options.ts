@@ -15,12 +15,14 @@ export interface IamTokenClientOptions {
   /** Sent as the `idp-key` header: names the IdP configuration entry the IAM validates the IdP token against. Required. */
   idpKey: string;
   /**
-   * Returns the identity provider token to exchange, without the `Bearer ` prefix. Called once per
-   * exchange (concurrent exchanges share one pending call), never for a request served from the
+   * Returns the **service's own** identity provider token, without the `Bearer ` prefix. Called once
+   * per exchange (concurrent exchanges share one pending call), never for a request served from the
    * cache; this client keeps the IdP token no longer than one exchange, so cache it in the callback
-   * if getting one is costly. Required.
+   * if getting one is costly. Tokens obtained with it are cached per (tenant, expiry) and shared by
+   * every caller, so never return a *user's* token here: pass that to `getToken({ idpToken })`.
+   * Default: none — then every `getToken` call must pass its own `idpToken`.
    */
-  idpToken: () => Promise<string>;
+  idpToken?: () => Promise<string>;
   /** undici Dispatcher for the exchange requests. Default: an `EnvHttpProxyAgent` (honours `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`), closed by `close()`. */
   dispatcher?: Dispatcher;
   /** Total time (ms) for one exchange request to the IAM: connect, headers and body (the `idpToken()` call is not counted). Default `10_000`. */
@@ -42,7 +44,7 @@ export interface IamTokenClientOptions {
 export interface ResolvedClientOptions {
   tokenUrl: string;
   idpKey: string;
-  idpToken: () => Promise<string>;
+  idpToken: (() => Promise<string>) | undefined;
   dispatcher: Dispatcher;
   ownsDispatcher: boolean;
   timeoutMs: number;
@@ -77,7 +79,7 @@ export function resolveClientOptions(options: IamTokenClientOptions): ResolvedCl
   if (typeof idpKey !== 'string' || !HEADER_TOKEN.test(idpKey)) {
     throw new TypeError(`${PREFIX}: "idpKey" must be a non-empty string of visible ASCII characters`);
   }
-  if (typeof options.idpToken !== 'function') {
+  if (options.idpToken !== undefined && typeof options.idpToken !== 'function') {
     throw new TypeError(`${PREFIX}: "idpToken" must be a function returning a Promise of the IdP token`);
   }
 

@@ -9,6 +9,7 @@
  * - nothing failed is kept: the next call tries again;
  * - the issued token is decoded (to read `exp`), never verified: the consuming service verifies.
  */
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { TokenExchangeError } from '../errors.js';
 import { httpRequest, UpstreamError } from '../lib/upstream.js';
@@ -21,6 +22,13 @@ export interface GetTokenParams {
   readonly tenantId: string;
   /** Time to live of the requested token, in seconds (a positive integer). */
   readonly expiryInSecs: number;
+  /**
+   * The IdP token of the identity to act for in this call (e.g. the current user's), or a function
+   * returning it, instead of the client's own `idpToken` option (the service's identity). The IAM
+   * token is cached and shared under a key that includes a SHA-256 hash of this IdP token, so a
+   * different identity never receives another's token. Default: the client's `idpToken()`.
+   */
+  readonly idpToken?: string | (() => Promise<string>);
 }
 
 interface CachedToken {
@@ -55,8 +63,8 @@ export class IamTokenClient {
    *
    * Rejects with a `TypeError` for invalid parameters, and with a {@link TokenExchangeError} whose
    * `status` is:
-   * - the IAM's HTTP status when it refused (e.g. 400, 401, 403, 406, 415, 500); the message
-   *   carries the `title`/`detail` of a problem+json answer, with anything token-like redacted;
+   * - the IAM's HTTP status when it refused (e.g. 400, 401, 403, 406, 415, 500); `problem` holds
+   *   the `title: detail` of a problem+json answer, with anything token-like redacted;
    * - 503 when the IAM could not be reached or did not answer within `timeoutMs`, and after `close()`;
    * - 502 when it answered something that is not a token: a redirect (never followed), a body over
    *   `maxBytes`, or a 2xx body that is not a compact JWS with a numeric `exp`;
@@ -65,9 +73,12 @@ export class IamTokenClient {
    *   contacted then.
    */
   async getToken(params: GetTokenParams): Promise<string> {
-    const { tenantId, expiryInSecs } = checkParams(params);
+    const { tenantId, expiryInSecs, idpToken } = checkParams(params);
     if (this.#closed) throw new TokenExchangeError(503, 'the token client is closed');
-    const key = `${expiryInSecs}:${tenantId}`;
+    // Another identity's IdP token: its own cache entry, keyed by the token's hash.
+    const callerIdp = idpToken === undefined ? undefined : await checkedIdpToken(typeof idpToken === 'string' ? Promise.resolve(idpToken) : callProvider(idpToken));
+    if (callerIdp === undefined && !this.#config.idpToken) throw new TypeError('getToken: no "idpToken" given, and the client has no idpToken option');
+    const key = callerIdp === undefined ? `${expiryInSecs}:${tenantId}` : `${expiryInSecs}:${tenantId}:${createHash('sha256').update(callerIdp).digest('base64url')}`;
     const cached = this.#cache.get(key);
     if (cached) {
       if (this.#config.now() < cached.refreshAt) return cached.token;
@@ -75,7 +86,7 @@ export class IamTokenClient {
     }
     let pending = this.#inflight.get(key);
     if (!pending) {
-      const started = this.#exchange(tenantId, expiryInSecs, key).finally(() => {
+      const started = this.#exchange(tenantId, expiryInSecs, key, callerIdp).finally(() => {
         if (this.#inflight.get(key) === started) this.#inflight.delete(key);
       });
       this.#inflight.set(key, started);
@@ -97,9 +108,9 @@ export class IamTokenClient {
     if (this.#config.ownsDispatcher) await this.#config.dispatcher.close();
   }
 
-  async #exchange(tenantId: string, expiryInSecs: number, key: string): Promise<string> {
+  async #exchange(tenantId: string, expiryInSecs: number, key: string, callerIdp: string | undefined): Promise<string> {
     const config = this.#config;
-    const idpToken = await this.#sharedIdpToken();
+    const idpToken = callerIdp ?? await this.#sharedIdpToken();
     const what = `token exchange for tenant ${JSON.stringify(tenantId)}`;
     let body: Buffer;
     try {
@@ -140,19 +151,8 @@ export class IamTokenClient {
   /** One pending `idpToken()` call, shared by every exchange that needs it meanwhile. */
   #sharedIdpToken(): Promise<string> {
     if (this.#idpPending) return this.#idpPending;
-    // The executor runs now, so idpToken() is called synchronously; a synchronous throw becomes a rejection.
-    const raw = new Promise<string>((resolve) => { resolve(this.#config.idpToken()); });
-    const shared: Promise<string> = raw.then(
-      (value: unknown) => {
-        if (typeof value !== 'string' || !HEADER_TOKEN.test(value)) {
-          throw new TokenExchangeError(401, 'idpToken() must resolve with the bare IdP token: a non-empty string of visible ASCII characters, without a "Bearer " prefix');
-        }
-        return value;
-      },
-      (error: unknown) => {
-        throw new TokenExchangeError(401, 'idpToken() failed: no IdP token to exchange', { cause: error });
-      },
-    ).finally(() => {
+    const provider = this.#config.idpToken as () => Promise<string>; // getToken checked it is there
+    const shared: Promise<string> = checkedIdpToken(callProvider(provider)).finally(() => {
       if (this.#idpPending === shared) this.#idpPending = undefined;
     });
     this.#idpPending = shared;
@@ -162,10 +162,34 @@ export class IamTokenClient {
 
 function checkParams(params: GetTokenParams): GetTokenParams {
   if (typeof params !== 'object' || (params as unknown) === null) throw new TypeError('getToken: expects { tenantId, expiryInSecs }');
-  const { tenantId, expiryInSecs } = params;
+  const { tenantId, expiryInSecs, idpToken } = params;
   if (typeof tenantId !== 'string' || tenantId.length === 0) throw new TypeError('getToken: "tenantId" must be a non-empty string');
   if (!Number.isSafeInteger(expiryInSecs) || expiryInSecs <= 0) throw new TypeError('getToken: "expiryInSecs" must be a positive integer');
-  return { tenantId, expiryInSecs };
+  if (idpToken !== undefined && typeof idpToken !== 'string' && typeof idpToken !== 'function') {
+    throw new TypeError('getToken: "idpToken" must be a string or a function returning a Promise of one');
+  }
+  return idpToken === undefined ? { tenantId, expiryInSecs } : { tenantId, expiryInSecs, idpToken };
+}
+
+/** Calls an IdP-token provider now; a synchronous throw becomes a rejection. */
+function callProvider(provider: () => Promise<string>): Promise<unknown> {
+  return new Promise<unknown>((resolve) => { resolve(provider()); });
+}
+
+/** The IdP token, checked to be a bare header-safe token; any failure is a 401 (no IdP credential to present). */
+function checkedIdpToken(value: Promise<unknown>): Promise<string> {
+  return value.then(
+    (token: unknown) => {
+      if (typeof token !== 'string' || !HEADER_TOKEN.test(token)) {
+        throw new TokenExchangeError(401, 'the IdP token must be the bare token: a non-empty string of visible ASCII characters, without a "Bearer " prefix');
+      }
+      return token;
+    },
+    (error: unknown) => {
+      if (error instanceof TokenExchangeError) throw error;
+      throw new TokenExchangeError(401, 'idpToken() failed: no IdP token to exchange', { cause: error });
+    },
+  );
 }
 
 /** The `TokenExchangeError` for a failed request. Its message never holds the IdP token or an issued one. */
@@ -177,7 +201,8 @@ function exchangeFailure(what: string, error: unknown, idpToken: string): TokenE
       const summary = failure.response && problemSummary(failure.response.headers, failure.response.body, [idpToken]);
       // The cause keeps the status, not the raw body: an IAM may echo the IdP token in it.
       const cause = new UpstreamError('status', failure.message, { statusCode: status });
-      return new TokenExchangeError(status, `${what} failed: the IAM answered HTTP ${status}${summary ? ` (${summary})` : ''}`, { cause });
+      // The IAM's own words go to `problem`, never into the message: no upstream text in messages.
+      return new TokenExchangeError(status, `${what} failed: the IAM answered HTTP ${status}`, { cause, problem: summary });
     }
     case 'network':
     case 'timeout':

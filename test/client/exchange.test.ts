@@ -81,7 +81,8 @@ describe('the exchange request (spec §4.1)', () => {
     expect(error).toBeInstanceOf(TokenExchangeError);
     expect(isIamAuthzError(error)).toBe(true);
     expect(error).toMatchObject({ status: 401, code: 'ERR_TOKEN_EXCHANGE_FAILED' });
-    expect((error as Error).message).toBe('token exchange for tenant "tenant-1" failed: the IAM answered HTTP 401 (Unauthorized: IdP token signature is invalid)');
+    expect((error as Error).message).toBe('token exchange for tenant "tenant-1" failed: the IAM answered HTTP 401');
+    expect((error as TokenExchangeError).problem).toBe('Unauthorized: IdP token signature is invalid');
   });
 
   test('the default dispatcher (owned EnvHttpProxyAgent) works and is closed by close()', async () => {

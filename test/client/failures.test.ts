@@ -83,10 +83,11 @@ describe('the IAM refuses: the error carries its status', () => {
     [406, 'Not Acceptable', 'accept must allow application/jwt'],
     [415, 'Unsupported Media Type', 'content-type must be application/json'],
     [500, 'Internal Server Error', 'boom'],
-  ])('HTTP %i → TokenExchangeError %i with the problem details in the message', async (status, title, detail) => {
+  ])('HTTP %i → TokenExchangeError %i; the problem details in `problem`, never in the message', async (status, title, detail) => {
     intercept().reply(status, { type: 'about:blank', title, status, detail }, PROBLEM);
     const error = await expectExchangeError(make().getToken(PARAMS), status);
-    expect(error.message).toBe(`token exchange for tenant "tenant-1" failed: the IAM answered HTTP ${status} (${title}: ${detail})`);
+    expect(error.message).toBe(`token exchange for tenant "tenant-1" failed: the IAM answered HTTP ${status}`);
+    expect(error.problem).toBe(`${title}: ${detail}`);
     agent.assertNoPendingInterceptors();
   });
 
@@ -104,7 +105,8 @@ describe('the IAM refuses: the error carries its status', () => {
     const issued = issue('tenant-1', 3600, clock.sec);
     intercept().reply(401, { title: 'Unauthorized', detail: `token ${IDP_TOKEN} rejected; last issued ${issued}` }, PROBLEM);
     const error = await expectExchangeError(make().getToken(PARAMS), 401);
-    expect(error.message).toContain('Unauthorized: token [redacted] rejected; last issued [redacted]');
+    expect(error.problem).toBe('Unauthorized: token [redacted] rejected; last issued [redacted]');
+    expect(error.message).not.toContain('Unauthorized');
     expectNoSecret(error, issued);
     expect(JSON.stringify(error.cause, Object.getOwnPropertyNames(error.cause))).not.toContain(IDP_TOKEN);
   });
@@ -288,7 +290,7 @@ describe('idpToken() fails → 401, the IAM is not contacted, the next call retr
   ])('it resolves with %s', async (_name, value) => {
     const client = make({ idpToken: async () => value as string });
     const error = await expectExchangeError(client.getToken(PARAMS), 401);
-    expect(error.message).toMatch(/bare IdP token/);
+    expect(error.message).toMatch(/the IdP token must be the bare token/);
     expectNoSecret(error);
   });
 });

@@ -23,7 +23,7 @@ describe('options are checked at construction', () => {
     ['idpKey missing', { ...VALID, idpKey: undefined }, /"idpKey" must be a non-empty string/],
     ['idpKey empty', { ...VALID, idpKey: '' }, /"idpKey"/],
     ['idpKey with a line break', { ...VALID, idpKey: 'corp\r\nx: 1' }, /"idpKey"/],
-    ['idpToken missing', { ...VALID, idpToken: undefined }, /"idpToken" must be a function/],
+    ['idpToken not a function', { ...VALID, idpToken: 'token' }, /"idpToken" must be a function/],
     ['idpToken a string', { ...VALID, idpToken: 'token' }, /"idpToken" must be a function/],
     ['dispatcher not a Dispatcher', { ...VALID, dispatcher: {} }, /"dispatcher" must be an undici Dispatcher/],
     ['timeoutMs zero', { ...VALID, timeoutMs: 0 }, /"timeoutMs" must be a positive integer/],
