@@ -102,7 +102,7 @@ type Obj = Record<string, unknown>;
 
 /** Validates `value` and returns it typed; throws {@link DevIamConfigError} naming the first bad field. */
 export function validateConfig(value: unknown): DevIamConfig {
-  const root = object(value, '$');
+  const root = object(value, '$', ['idps', 'applications', 'actors']);
   const idps = array(root.idps, 'idps').map((idp, i) => checkIdp(idp, `idps[${i}]`));
   unique(idps.map((i) => i.key), 'idps', 'key');
   const applications = array(root.applications, 'applications').map((app, i) => checkApplication(app, `applications[${i}]`));
@@ -120,7 +120,7 @@ export function validateConfig(value: unknown): DevIamConfig {
 }
 
 function checkIdp(value: unknown, path: string): IdpConfig {
-  const idp = object(value, path);
+  const idp = object(value, path, ['key', 'builtin', 'issuer', 'jwksUri', 'jwks', 'audience']);
   const key = string(idp.key, `${path}.key`);
   if (idp.builtin !== undefined) {
     if (idp.builtin !== true) throw new DevIamConfigError(`${path}.builtin`, 'must be true when present');
@@ -134,7 +134,7 @@ function checkIdp(value: unknown, path: string): IdpConfig {
     out.jwksUri = uri;
   }
   if (idp.jwks !== undefined) {
-    const jwks = object(idp.jwks, `${path}.jwks`);
+    const jwks = object(idp.jwks, `${path}.jwks`, ['keys']);
     array(jwks.keys, `${path}.jwks.keys`).forEach((k, i) => object(k, `${path}.jwks.keys[${i}]`));
     out.jwks = jwks as { keys: object[] };
   }
@@ -148,18 +148,18 @@ function checkIdp(value: unknown, path: string): IdpConfig {
 }
 
 function checkApplication(value: unknown, path: string): ApplicationConfig {
-  const app = object(value, path);
+  const app = object(value, path, ['id', 'serviceDefinitions', 'roles']);
   const id = string(app.id, `${path}.id`);
   const serviceDefinitions = array(app.serviceDefinitions, `${path}.serviceDefinitions`).map((sd, i) => {
     const p = `${path}.serviceDefinitions[${i}]`;
-    const def = object(sd, p);
+    const def = object(sd, p, ['key', 'permissions']);
     return { key: string(def.key, `${p}.key`), permissions: stringArray(def.permissions, `${p}.permissions`) };
   });
   unique(serviceDefinitions.map((s) => s.key), `${path}.serviceDefinitions`, 'key');
   const services = new Map(serviceDefinitions.map((s) => [s.key, new Set(s.permissions)]));
   const roles = array(app.roles, `${path}.roles`).map((r, i) => {
     const p = `${path}.roles[${i}]`;
-    const role = object(r, p);
+    const role = object(r, p, ['key', 'permissions']);
     const key = string(role.key, `${p}.key`);
     const grants = object(role.permissions, `${p}.permissions`);
     const permissions: Record<string, string[]> = {};
@@ -180,7 +180,7 @@ function checkApplication(value: unknown, path: string): ApplicationConfig {
 }
 
 function checkActor(value: unknown, path: string, idps: IdpConfig[], applications: ApplicationConfig[]): ActorConfig {
-  const actor = object(value, path);
+  const actor = object(value, path, ['id', 'idp', 'subject', 'account', 'application', 'tenants']);
   const idp = string(actor.idp, `${path}.idp`);
   if (!idps.some((i) => i.key === idp)) throw new DevIamConfigError(`${path}.idp`, `no IdP with key "${idp}"`);
   const application = string(actor.application, `${path}.application`);
@@ -190,7 +190,7 @@ function checkActor(value: unknown, path: string, idps: IdpConfig[], application
     const tp = `${path}.tenants.${tenant}`;
     const list = array(refs, tp).map((ref, i) => {
       const rp = `${tp}[${i}]`;
-      const o = object(ref, rp);
+      const o = object(ref, rp, ['r', 'c', 'n']);
       const out: AccessReferenceConfig = { r: stringArray(o.r, `${rp}.r`) };
       if (o.c !== undefined) out.c = stringArray(o.c, `${rp}.c`);
       if (o.n !== undefined) out.n = stringArray(o.n, `${rp}.n`);
@@ -209,8 +209,15 @@ function checkActor(value: unknown, path: string, idps: IdpConfig[], application
   };
 }
 
-function object(value: unknown, path: string): Obj {
+/** An object; with `known`, a member not in it is an error naming its path (a typo must not be ignored). */
+function object(value: unknown, path: string, known?: readonly string[]): Obj {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new DevIamConfigError(path, 'must be an object');
+  if (known) {
+    for (const key of Object.keys(value)) {
+      // At the top level `$`-members (`$schema`, `$comment`) are annotations, kept by the console.
+      if (!known.includes(key) && !(path === '$' && key.startsWith('$'))) throw new DevIamConfigError(path === '$' ? key : `${path}.${key}`, `unknown key (expected one of ${known.join(', ')})`);
+    }
+  }
   return value as Obj;
 }
 

@@ -27,7 +27,7 @@ export interface StartDevIamOptions {
   config: DevIamConfig | string;
   /** TCP port. Default `0` (any free port). */
   port?: number;
-  /** Interface to listen on. Default `127.0.0.1`. */
+  /** Interface to listen on. Default `127.0.0.1`; anything but a loopback address prints a warning (`IAM_AUTHZ_DEV_IAM_NOT_LOOPBACK`). */
   host?: string;
   /** Serve the web console at `/console` (edits are saved to the config file, when `config` is one). Default `true`. */
   console?: boolean;
@@ -77,9 +77,14 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
       else res.destroy();
     });
   });
+  const listenHost = options.host ?? '127.0.0.1';
+  if (!isLoopbackHost(listenHost)) {
+    // It mints tokens for any configured actor and its console edits the config: not for a network.
+    process.emitWarning(`the development IAM listens on ${listenHost}, which is not a loopback address: anyone who can reach it can mint tokens and, through /console, change its configuration`, { code: 'IAM_AUTHZ_DEV_IAM_NOT_LOOPBACK' });
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => { resolve(); });
+    server.listen(options.port ?? 0, listenHost, () => { resolve(); });
   });
   const { port, address } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
@@ -94,12 +99,13 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
     for (const idp of idps) {
       if ('builtin' in idp) {
         const keySet = createLocalJWKSet({ keys: [idpKey.jwk] });
-        map.set(idp.key, async (token) => (await jwtVerify(token, keySet, { issuer: devIdpIssuer, audience: DEV_IDP_AUDIENCE, algorithms: ['RS256'] })).payload);
+        // An IdP token must expire: `exp` is required (jose checks it when present, and only then).
+        map.set(idp.key, async (token) => (await jwtVerify(token, keySet, { issuer: devIdpIssuer, audience: DEV_IDP_AUDIENCE, algorithms: ['RS256'], requiredClaims: ['exp'] })).payload);
         continue;
       }
       const keySet: JWTVerifyGetKey = idp.jwks ? createLocalJWKSet(idp.jwks) : createRemoteJWKSet(new URL(idp.jwksUri as string));
       const audience = idp.audience;
-      map.set(idp.key, async (token) => (await jwtVerify(token, keySet, { issuer: idp.issuer, algorithms: IDP_ALGORITHMS, ...(audience ? { audience } : {}) })).payload);
+      map.set(idp.key, async (token) => (await jwtVerify(token, keySet, { issuer: idp.issuer, algorithms: IDP_ALGORITHMS, requiredClaims: ['exp'], ...(audience ? { audience } : {}) })).payload);
     }
     return map;
   }
@@ -145,7 +151,8 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
   async function issueToken(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'POST') { sendProblem(res, 405, 'use POST', { allow: 'POST' }); return; }
     if (mediaType(req.headers['content-type']) !== 'application/json') { sendProblem(res, 415, 'content-type must be application/json'); return; }
-    if (!accepts(req.headers.accept, 'application/jwt')) { sendProblem(res, 406, 'accept must allow application/jwt'); return; }
+    // Spec §4.1: the caller must say it takes a JWT; a missing accept or a bare */* does not.
+    if (!accepts(req.headers.accept, 'application/jwt', true)) { sendProblem(res, 406, 'accept must name application/jwt'); return; }
     const idpToken = bearerToken(req.headers.authorization);
     if (idpToken === undefined) { sendProblem(res, 401, 'authorization must carry the IdP token as a Bearer token', { 'www-authenticate': 'Bearer realm="iam"' }); return; }
     const idpKeyName = req.headers['idp-key'];
@@ -288,4 +295,10 @@ function toPolicy(app: ApplicationConfig): RolePolicy {
       })),
     })),
   };
+}
+
+/** `localhost`, `127.0.0.0/8` or `::1`: reachable from this machine only. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127(?:\.\d{1,3}){3}$/.test(h) || /^::ffff:127(?:\.\d{1,3}){3}$/.test(h);
 }

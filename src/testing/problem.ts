@@ -40,14 +40,14 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 /** True when an `Accept` header admits `type` (exact, `major/*` or `*\/*`, with q > 0). */
-export function accepts(header: string | undefined, type: string): boolean {
+export function accepts(header: string | undefined, type: string, exact = false): boolean {
   if (header === undefined) return false;
   const [major] = type.split('/');
   return header.split(',').some((part) => {
     const [range = '', ...params] = part.trim().toLowerCase().split(';').map((s) => s.trim());
     const q = params.find((p) => p.startsWith('q='));
     if (q !== undefined && !(Number(q.slice(2)) > 0)) return false;
-    return range === type || range === `${major ?? ''}/*` || range === '*/*';
+    return range === type || (!exact && (range === `${major ?? ''}/*` || range === '*/*'));
   });
 }
 

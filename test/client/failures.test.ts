@@ -87,7 +87,7 @@ describe('the IAM refuses: the error carries its status', () => {
     intercept().reply(status, { type: 'about:blank', title, status, detail }, PROBLEM);
     const error = await expectExchangeError(make().getToken(PARAMS), status);
     expect(error.message).toBe(`token exchange for tenant "tenant-1" failed: the IAM answered HTTP ${status}`);
-    expect(error.problem).toBe(`${title}: ${detail}`);
+    expect((error as unknown as { problem?: string }).problem).toBe(`${title}: ${detail}`);
     agent.assertNoPendingInterceptors();
   });
 
@@ -105,7 +105,7 @@ describe('the IAM refuses: the error carries its status', () => {
     const issued = issue('tenant-1', 3600, clock.sec);
     intercept().reply(401, { title: 'Unauthorized', detail: `token ${IDP_TOKEN} rejected; last issued ${issued}` }, PROBLEM);
     const error = await expectExchangeError(make().getToken(PARAMS), 401);
-    expect(error.problem).toBe('Unauthorized: token [redacted] rejected; last issued [redacted]');
+    expect((error as unknown as { problem?: string }).problem).toBe('Unauthorized: token [redacted] rejected; last issued [redacted]');
     expect(error.message).not.toContain('Unauthorized');
     expectNoSecret(error, issued);
     expect(JSON.stringify(error.cause, Object.getOwnPropertyNames(error.cause))).not.toContain(IDP_TOKEN);

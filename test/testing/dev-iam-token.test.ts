@@ -37,7 +37,7 @@ describe('a valid request', () => {
     expectJwt(res);
   });
 
-  test.each(['*/*', 'application/*', 'application/json, application/jwt;q=0.5', 'text/plain;q=0.1, APPLICATION/JWT'])('accepts accept: %s', async (accept) => {
+  test.each(['application/json, application/jwt;q=0.5', 'text/plain;q=0.1, APPLICATION/JWT', '*/*, application/jwt'])('accepts accept: %s', async (accept) => {
     expectJwt(await requestToken(env.iam, { headers: { accept } }));
   });
 
@@ -71,7 +71,8 @@ describe('header rules', () => {
     expectProblem(await requestToken(env.iam, { headers: { accept: null } }), 406, /application\/jwt/);
   });
 
-  test.each(['application/json', 'text/*', 'application/jwt;q=0', 'application/jwt;q=0, application/json'])('406 for accept: %s', async (accept) => {
+  // Spec §4.1 requires the caller to name application/jwt: a wildcard alone does not say it takes a JWT.
+  test.each(['application/json', 'text/*', '*/*', 'application/*', 'application/jwt;q=0', 'application/jwt;q=0, application/json'])('406 for accept: %s', async (accept) => {
     expectProblem(await requestToken(env.iam, { headers: { accept } }), 406, /accept/);
   });
 
@@ -209,6 +210,11 @@ describe('the IdP token', () => {
     const res = await requestToken(env.iam, { idpToken: expired });
     expectProblem(res, 401, /IdP token is not valid/);
     expect(res.headers['www-authenticate']).toMatch(/invalid_token/);
+  });
+
+  test('401 for an IdP token without exp: an IdP token must expire', async () => {
+    const res = await requestToken(env.iam, { idpToken: corpToken('alice', { exp: undefined }) });
+    expectProblem(res, 401, /IdP token is not valid/);
   });
 
   test('401 for an IdP token not valid yet (nbf in the future)', async () => {
