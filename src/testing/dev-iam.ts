@@ -13,6 +13,7 @@ import { DevIamConfigError, validateConfig, type ApplicationConfig, type DevIamC
 import { createConsole, type DevIamConsole } from './console/handler.js';
 import { isConsolePath, serveConsole } from './console/node-http.js';
 import { accepts, bearerToken, BodyTooLargeError, mediaType, readBody, sendJson, sendProblem } from './problem.js';
+import { loadOrCreateKeys, saveKeys } from './key-file.js';
 import { generateSigningKey, signJwt, type SigningKey } from './sign-jwt.js';
 
 /** Longest token lifetime the token endpoint issues, in seconds (24 h). */
@@ -31,6 +32,12 @@ export interface StartDevIamOptions {
   host?: string;
   /** Serve the web console at `/console` (edits are saved to the config file, when `config` is one). Default `true`. */
   console?: boolean;
+  /**
+   * A file for the signing keys (private JWKs, written with mode 0600): read when it exists, else
+   * created; rotations are saved to it. Tokens then stay valid across restarts. Keep it out of
+   * version control. Default: none (new keys at every start).
+   */
+  keyFile?: string;
 }
 
 export interface MintTokenOptions {
@@ -69,8 +76,9 @@ export interface DevIam {
 
 export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> {
   let config = loadConfig(options.config);
-  let keys: SigningKey[] = [generateSigningKey()];
-  const idpKey = generateSigningKey();
+  const initial = options.keyFile === undefined ? { keys: [generateSigningKey()], idpKey: generateSigningKey() } : loadOrCreateKeys(options.keyFile);
+  let keys: SigningKey[] = initial.keys;
+  const { idpKey } = initial;
   const server: Server = createServer((req, res) => {
     route(req, res).catch(() => {
       if (!res.headersSent) sendProblem(res, 500, 'internal error');
@@ -239,6 +247,7 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
     rotateKeys() {
       const fresh = generateSigningKey();
       keys = [fresh, ...keys.slice(0, 1)];
+      if (options.keyFile !== undefined) saveKeys(options.keyFile, { keys, idpKey });
       return fresh.kid;
     },
     async close() {

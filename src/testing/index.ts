@@ -2,3 +2,4 @@
 export { startDevIam, MAX_EXPIRY_SECS, DEV_IDP_AUDIENCE, type DevIam, type MintTokenOptions, type StartDevIamOptions } from './dev-iam.js';
 export { validateConfig, DevIamConfigError, type DevIamConfig, type IdpConfig, type ExternalIdpConfig, type BuiltinIdpConfig, type ApplicationConfig, type ActorConfig, type AccessReferenceConfig } from './config.js';
 export { generateSigningKey, signJwt, type SigningKey } from './sign-jwt.js';
+export { DevKeyFileError } from './key-file.js';

@@ -1,0 +1,74 @@
+/**
+ * The development IAM's signing keys kept in a file, so that tokens (and printed `curl` lines)
+ * keep working after a restart. Private keys: the file is written with mode 0600, atomically (a
+ * temporary file, then rename), and belongs in `.gitignore`. A file that is not what this module
+ * wrote is an error naming the file, never silently replaced.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { generateSigningKey, signingKeyFromJwk, type SigningKey } from './sign-jwt.js';
+
+/** The signing keys of a development IAM: its token keys (current first) and the built-in IdP's key. */
+export interface DevKeys {
+  keys: SigningKey[];
+  idpKey: SigningKey;
+}
+
+/** Thrown when the key file exists but cannot be used; names the file. */
+export class DevKeyFileError extends Error {
+  constructor(file: string, problem: string, options?: { cause?: unknown }) {
+    super(`development IAM key file ${file}: ${problem} (delete it to start with new keys)`, options);
+    this.name = 'DevKeyFileError';
+  }
+}
+
+/** The keys in `file`, or new keys written to it when it does not exist. */
+export function loadOrCreateKeys(file: string): DevKeys {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new DevKeyFileError(file, 'cannot be read', { cause: error });
+    const fresh = { keys: [generateSigningKey()], idpKey: generateSigningKey() };
+    saveKeys(file, fresh);
+    return fresh;
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw new DevKeyFileError(file, 'is not JSON');
+  }
+  const { keys, idpKey } = (typeof doc === 'object' && doc !== null ? doc : {}) as { keys?: unknown; idpKey?: unknown };
+  if (!Array.isArray(keys) || keys.length === 0 || keys.length > 2 || typeof idpKey !== 'object' || idpKey === null) {
+    throw new DevKeyFileError(file, 'must hold { "keys": [1 or 2 private RSA JWKs], "idpKey": a private RSA JWK }');
+  }
+  try {
+    return { keys: keys.map((k) => privateKey(k)), idpKey: privateKey(idpKey) };
+  } catch (error) {
+    throw new DevKeyFileError(file, 'holds a key that is not a private RSA JWK with a kid', { cause: error });
+  }
+}
+
+/** Writes `keys` to `file` (mode 0600) through a temporary file and a rename. */
+export function saveKeys(file: string, keys: DevKeys): void {
+  const doc = { keys: keys.keys.map(exportPrivate), idpKey: exportPrivate(keys.idpKey) };
+  const temp = `${file}.${randomUUID()}.tmp`;
+  try {
+    writeFileSync(temp, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600, flush: true });
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw new DevKeyFileError(file, 'cannot be written', { cause: error });
+  }
+}
+
+function privateKey(jwk: unknown): SigningKey {
+  const k = jwk as Record<string, unknown>;
+  if (typeof k !== 'object' || k.kty !== 'RSA' || typeof k.kid !== 'string' || typeof k.d !== 'string') throw new TypeError('not a private RSA JWK with a kid');
+  return signingKeyFromJwk(k);
+}
+
+function exportPrivate(key: SigningKey): Record<string, unknown> {
+  return { ...key.privateKey.export({ format: 'jwk' }), kid: key.kid };
+}
