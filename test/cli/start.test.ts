@@ -6,7 +6,10 @@ import { describe, expect, test } from 'vitest';
 
 const START = fileURLToPath(new URL('../../examples/vehicle-service/start.ts', import.meta.url));
 const run = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', START, ...args], { cwd: fileURLToPath(new URL('../../', import.meta.url)) })
-  .then(({ stdout, stderr }) => ({ code: 0, stdout, stderr }), (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }));
+  .then(({ stdout, stderr }) => ({ code: 0, stdout, stderr }), (error: unknown) => {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  });
 
 describe('npm start options', () => {
   test.each(['--help', '-h'])('%s prints the usage and exits 0', async (flag) => {
