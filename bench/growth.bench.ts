@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createAuthorizer, type Authorizer } from '../src/authorizer.js';
 import { compilePolicy } from '../src/engine/compile-policy.js';
-import type { RolePolicy } from '../src/policy/types.js';
+import type { RolePolicy } from '../src/types.js';
 import { startDevIam } from '../src/testing/index.js';
 import { signJwt } from '../src/testing/sign-jwt.js';
 import { BASE_URL, ISSUER, createFixture } from './lib/fixture.js';

@@ -3,7 +3,7 @@
  * verified-token cache together. Each piece lives in its own module; this file only orchestrates.
  */
 import { authenticateFailed, decisionDenied } from './diagnostics.js';
-import { collectRoles, decideForRoles, noMatchingReference, type Decision } from './engine/decide.js';
+import { collectRoles, decideForRoles, noMatchingReference } from './engine/decide.js';
 import { describeResource, toResourceRef, type ResourceQuery } from './engine/resource.js';
 import { AuthorizerClosedError, IamAuthzError, PermissionDeniedError, PolicyUnavailableError } from './errors.js';
 import { PolicyClient } from './policy/policy-client.js';
@@ -13,7 +13,7 @@ import { resolveOptions, type AuthorizerOptions, type ResolvedOptions } from './
 import { extractBearer } from './token/extract.js';
 import { TokenCache } from './token/token-cache.js';
 import { TokenVerifier, type VerifyPolicy } from './token/verify-token.js';
-import type { Identity } from './types.js';
+import type { Decision, Identity } from './types.js';
 
 /** What `authorize` is asked: may the caller hold `permission` of `service` on `resource`? */
 export interface AuthorizeQuery {

@@ -1,4 +1,4 @@
-import type { Decision } from './engine/decide.js';
+import type { Decision } from './types.js';
 
 /**
  * The error model: every failure the library reports is an {@link IamAuthzError} with an HTTP

@@ -1,8 +1,8 @@
 /** iam-authz: verify IAM access tokens and decide per route whether the caller holds a permission. */
 export { createAuthorizer, type Authorizer, type AuthorizeQuery, type ReadyOptions } from './authorizer.js';
-export type { Decision, DecisionReason } from './engine/decide.js';
+export type { Decision, DecisionReason } from './types.js';
 export type { ResourceQuery } from './engine/resource.js';
-export type { RolePolicy, Role, ServicePolicy, PermissionRef } from './policy/types.js';
+export type { RolePolicy, Role, ServicePolicy, PermissionRef } from './types.js';
 export type { AuthorizerOptions, JwksOptions, JwkSet, PolicyOptions, TokenCacheOptions } from './options.js';
 export type { AccessReference, Identity, IamClaims, IamTokenHeader } from './types.js';
 export {

@@ -57,3 +57,74 @@ export interface Identity {
   /** The verified claims. */
   readonly claims: IamClaims;
 }
+
+/** A permission a service policy grants. */
+export interface PermissionRef {
+  /** Permission key, e.g. `READ`. */
+  readonly key: string;
+}
+
+/** The permissions a role grants in one service. */
+export interface ServicePolicy {
+  /** Where the service is defined, e.g. `APPLICATION`; not used for decisions. */
+  readonly serviceDefinitionSource?: string;
+  /** Service key, e.g. `vehicle-service`. */
+  readonly serviceDefinitionKey: string;
+  /** The granted permissions. */
+  readonly permissions: readonly PermissionRef[];
+}
+
+/** A role of the application and what it grants. */
+export interface Role {
+  /** Role key, as in `ars[].r`. */
+  readonly key: string;
+  /** Per service; absent means none. */
+  readonly servicePolicies?: readonly ServicePolicy[];
+}
+
+/** Response of the policy API (spec §2.3). */
+export interface RolePolicy {
+  /** The application the policy belongs to (the token's `app`). */
+  readonly applicationId: string;
+  /** Version of the policy; a new value means cached copies are out of date. */
+  readonly changeId: string;
+  /** The application's roles. */
+  readonly roles: readonly Role[];
+}
+
+/** Why a decision came out as it did. Stable strings. */
+export type DecisionReason =
+  | 'GRANTED'
+  /** The resource reference was empty or not a string. */
+  | 'INVALID_RESOURCE'
+  /** No access reference in the token names this resource. */
+  | 'NO_MATCHING_REFERENCE'
+  /** The token's roles for this resource are not in the application's policy. */
+  | 'ROLE_NOT_IN_POLICY'
+  /** The roles exist, but none has a service policy for this service. */
+  | 'NO_SERVICE_POLICY'
+  /** Service policies exist, but none lists the permission. */
+  | 'PERMISSION_NOT_GRANTED';
+
+/** The outcome of one permission check. A denial is a normal result, not an error. */
+export interface Decision {
+  /** Whether the permission is granted. */
+  readonly granted: boolean;
+  /** The resource reference checked: `TYPE=value`, or the node id. */
+  readonly reference: string;
+  /** Role keys the token holds for this reference. */
+  readonly roles: readonly string[];
+  /** The first role found that grants the permission. */
+  readonly grantedBy?: {
+    /** The role key. */
+    readonly role: string;
+    /** The service definition key. */
+    readonly service: string;
+    /** The permission key. */
+    readonly permission: string;
+  };
+  /** `changeId` of the policy the decision was made with; `undefined` when none was needed (no roles for the resource). */
+  readonly changeId: string | undefined;
+  /** Which step decided; see {@link DecisionReason}. */
+  readonly reason: DecisionReason;
+}

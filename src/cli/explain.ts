@@ -1,6 +1,6 @@
 /** `iam-authz explain`: verifies a token against an IAM, fetches the policy, explains the decision. */
 import { createAuthorizer } from '../authorizer.js';
-import type { Decision } from '../engine/decide.js';
+import type { Decision } from '../types.js';
 import { IamAuthzError } from '../errors.js';
 import { parse, required, UsageError } from './usage.js';
 

@@ -3,7 +3,17 @@
  * O(roles matched) instead of a scan of the whole policy. Maps and Sets only: names such as
  * `__proto__` or `constructor` are plain keys, never prototype members.
  */
-import type { CompiledPolicy, RolePolicy } from '../policy/types.js';
+import type { RolePolicy } from '../types.js';
+
+/** role key → service key → granted permission keys. */
+export type RoleIndex = ReadonlyMap<string, ReadonlyMap<string, ReadonlySet<string>>>;
+
+/** A policy compiled for O(1) lookups per role. */
+export interface CompiledPolicy {
+  readonly applicationId: string;
+  readonly changeId: string;
+  readonly roles: RoleIndex;
+}
 
 export function compilePolicy(policy: RolePolicy): CompiledPolicy {
   const roles = new Map<string, Map<string, Set<string>>>();

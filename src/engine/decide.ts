@@ -3,63 +3,13 @@
  * from the access references that name the resource; a role grants when the compiled policy lists
  * the permission for the service.
  */
-import type { AccessReference } from '../types.js';
-import type { CompiledPolicy } from '../policy/types.js';
-
-/** Why a decision came out as it did. Stable strings. */
-export type DecisionReason =
-  | 'GRANTED'
-  /** The resource reference was empty or not a string. */
-  | 'INVALID_RESOURCE'
-  /** No access reference in the token names this resource. */
-  | 'NO_MATCHING_REFERENCE'
-  /** The token's roles for this resource are not in the application's policy. */
-  | 'ROLE_NOT_IN_POLICY'
-  /** The roles exist, but none has a service policy for this service. */
-  | 'NO_SERVICE_POLICY'
-  /** Service policies exist, but none lists the permission. */
-  | 'PERMISSION_NOT_GRANTED';
-
-/** The outcome of one permission check. A denial is a normal result, not an error. */
-export interface Decision {
-  /** Whether the permission is granted. */
-  readonly granted: boolean;
-  /** The resource reference checked: `TYPE=value`, or the node id. */
-  readonly reference: string;
-  /** Role keys the token holds for this reference. */
-  readonly roles: readonly string[];
-  /** The first role found that grants the permission. */
-  readonly grantedBy?: {
-    /** The role key. */
-    readonly role: string;
-    /** The service definition key. */
-    readonly service: string;
-    /** The permission key. */
-    readonly permission: string;
-  };
-  /** `changeId` of the policy the decision was made with; `undefined` when none was needed (no roles for the resource). */
-  readonly changeId: string | undefined;
-  /** Which step decided; see {@link DecisionReason}. */
-  readonly reason: DecisionReason;
-}
+import type { AccessReference, Decision } from '../types.js';
+import type { CompiledPolicy } from './compile-policy.js';
 
 /** A resource reference, resolved: which `ars` field to match (`c` or `n`) and the exact string. */
 export interface ResourceRef {
   readonly field: 'c' | 'n';
   readonly reference: string;
-}
-
-/** The whole check (steps 4–7) for one resource, given the policy. */
-export function decide(
-  ars: readonly AccessReference[],
-  resource: ResourceRef,
-  service: string,
-  permission: string,
-  policy: CompiledPolicy,
-): Decision {
-  const roles = collectRoles(ars, resource);
-  if (roles.length === 0) return noMatchingReference(resource.reference, policy.changeId);
-  return decideForRoles(roles, resource.reference, service, permission, policy);
 }
 
 /** Denial for a resource the token names nowhere: no policy can change it. */

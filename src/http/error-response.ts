@@ -4,7 +4,7 @@
  * The body never holds the token or a stack, and the decision only when asked for.
  */
 import { IamAuthzError, PermissionDeniedError } from '../errors.js';
-import type { Decision } from '../engine/decide.js';
+import type { Decision } from '../types.js';
 
 /** RFC 9457 problem details, with the library's stable `code`. */
 export interface ProblemDetails {

@@ -5,7 +5,7 @@
  * resolver threw, which the framework turns into a 500.
  */
 import type { Authorizer } from '../authorizer.js';
-import type { Decision } from '../engine/decide.js';
+import type { Decision } from '../types.js';
 import { IamAuthzError, PermissionDeniedError } from '../errors.js';
 import type { IamClaims } from '../types.js';
 import { checkRealm, toErrorResponse, type ErrorResponse, type ErrorResponseOptions } from './error-response.js';

@@ -30,7 +30,8 @@ import { PolicyUnavailableError, TokenRejectedError } from '../errors.js';
 import { policyChanged, policyFailed, policyFetched, policyRevalidated, policyStale, policyTokenRefused } from '../diagnostics.js';
 import { compilePolicy } from '../engine/compile-policy.js';
 import { httpGet, parseJsonBody, UpstreamError } from '../lib/upstream.js';
-import type { CompiledPolicy, RolePolicy } from './types.js';
+import type { RolePolicy } from '../types.js';
+import type { CompiledPolicy } from '../engine/compile-policy.js';
 import { policyProblem } from './validate-policy.js';
 
 /** The characters of an opaque entity tag (RFC 9110 `etagc`), restricted to visible ASCII. */

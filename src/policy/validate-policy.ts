@@ -2,7 +2,7 @@
  * Shape check of a role policy document (spec §2.3). Anything malformed rejects the whole
  * document: a half-understood policy must never be the basis of a grant.
  */
-import type { RolePolicy } from './types.js';
+import type { RolePolicy } from '../types.js';
 
 /** Returns the reason the document is malformed, or `undefined` when it is a valid {@link RolePolicy}. */
 export function policyProblem(value: unknown): string | undefined {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import type { RolePolicy } from '../policy/types.js';
+import type { RolePolicy } from '../types.js';
 import { DevIamConfigError, validateConfig, type ApplicationConfig, type DevIamConfig, type IdpConfig } from './config.js';
 import { createConsole, type DevIamConsole } from './console/handler.js';
 import { isConsolePath, serveConsole } from './console/node-http.js';

@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Authorizer, Decision } from '../../src/index.js';
-import type { RolePolicy } from '../../src/policy/types.js';
+import type { RolePolicy } from '../../src/types.js';
 import { examplePolicy, type PolicyServer } from '../helpers/policy-server.js';
 import { Authorizers, Clock, identityFor, recordPolicyEvents, startPolicyApi, uniqueApp, VEHICLE } from '../policy/harness.js';
 

@@ -5,8 +5,9 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { compilePolicy } from '../../src/engine/compile-policy.js';
-import { decide, type DecisionReason } from '../../src/engine/decide.js';
-import type { Role } from '../../src/policy/types.js';
+import type { DecisionReason } from '../../src/types.js';
+import { decide } from './decide-helper.js';
+import type { Role } from '../../src/types.js';
 import { accessReference, checkDecision, permission, reference, rolePolicy, service, transcription } from './spec-transcription.js';
 
 describe('decide() against a transcription of spec §7', () => {

@@ -5,9 +5,11 @@
  */
 import { describe, expect, test } from 'vitest';
 import { compilePolicy } from '../../src/engine/compile-policy.js';
-import { collectRoles, decide, decideForRoles, noMatchingReference, type Decision, type ResourceRef } from '../../src/engine/decide.js';
+import { collectRoles, decideForRoles, noMatchingReference, type ResourceRef } from '../../src/engine/decide.js';
+import type { Decision } from '../../src/types.js';
+import { decide } from './decide-helper.js';
 import { toResourceRef } from '../../src/engine/resource.js';
-import type { RolePolicy, ServicePolicy } from '../../src/policy/types.js';
+import type { RolePolicy, ServicePolicy } from '../../src/types.js';
 import type { AccessReference } from '../../src/types.js';
 
 const VEHICLE = 'vehicle-service';

@@ -6,8 +6,8 @@
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import type { Decision, DecisionReason } from '../../src/engine/decide.js';
-import type { Role, RolePolicy, ServicePolicy } from '../../src/policy/types.js';
+import type { Decision, DecisionReason } from '../../src/types.js';
+import type { Role, RolePolicy, ServicePolicy } from '../../src/types.js';
 import type { AccessReference } from '../../src/types.js';
 
 const FEW_ROLES = ['DRIVER', 'OWNER', 'driver', 'constructor', '__proto__', 'toString', 'hasOwnProperty', 'R '];

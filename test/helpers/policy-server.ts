@@ -1,6 +1,6 @@
 /** A loopback policy API (spec §4.2) serving the spec's example policy, with fault injection. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RolePolicy } from '../../src/policy/types.js';
+import type { RolePolicy } from '../../src/types.js';
 import { json, startLoopback, type Loopback } from './loopback.js';
 
 /** The spec's illustration: vehicle-service READ/WRITE; DRIVER: READ; OWNER: READ, WRITE. */

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { RolePolicy } from '../../src/policy/types.js';
+import type { RolePolicy } from '../../src/types.js';
 import type { PolicyServer } from '../helpers/policy-server.js';
 import { accessReference, checkDecision, permission, reference, rolePolicy, service, transcription } from '../engine/spec-transcription.js';
 import { appOfRequest, Authorizers, Clock, identityFor, servePolicy, startPolicyApi, uniqueApp } from './harness.js';

@@ -4,7 +4,7 @@
  * `.fault` really are settable.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RolePolicy } from '../../src/policy/types.js';
+import type { RolePolicy } from '../../src/types.js';
 import { TEST_NOW_MS } from '../helpers/clock.js';
 import { json, startLoopback } from '../helpers/loopback.js';
 import { examplePolicy, type PolicyFault, type PolicyServer } from '../helpers/policy-server.js';

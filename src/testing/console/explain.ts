@@ -9,7 +9,7 @@
  */
 import { Agent } from 'undici';
 import { createAuthorizer } from '../../authorizer.js';
-import type { Decision } from '../../engine/decide.js';
+import type { Decision } from '../../types.js';
 import type { ResourceQuery } from '../../engine/resource.js';
 import { isIamAuthzError } from '../../errors.js';
 import type { Identity } from '../../types.js';
