@@ -3,17 +3,19 @@
  * verified-token cache together. Each piece lives in its own module; this file only orchestrates.
  */
 import { authenticateFailed, decisionDenied } from './diagnostics.js';
+import { accessibleValues, namesAny, type AccessibleSelector } from './engine/accessible.js';
 import { collectRoles, decideForRoles, noMatchingReference } from './engine/decide.js';
+import { permissionsOf } from './engine/permissions.js';
 import { describeResource, toResourceRef, type ResourceQuery } from './engine/resource.js';
 import { AuthorizerClosedError, IamAuthzError, PermissionDeniedError, PolicyUnavailableError } from './errors.js';
-import { PolicyClient } from './policy/policy-client.js';
+import { PolicyClient, type PolicyEntry } from './policy/policy-client.js';
 import { RemoteKeySet } from './jwks/remote-key-set.js';
 import { StaticKeySet, type KeySet } from './jwks/key-set.js';
 import { resolveOptions, type AuthorizerOptions, type ResolvedOptions } from './options.js';
 import { extractBearer } from './token/extract.js';
 import { TokenCache } from './token/token-cache.js';
 import { TokenVerifier, type VerifyPolicy } from './token/verify-token.js';
-import type { Decision, Identity } from './types.js';
+import type { AccessibleResource, Decision, HeldPermission, Identity } from './types.js';
 
 /** What `authorize` is asked: may the caller hold `permission` of `service` on `resource`? */
 export interface AuthorizeQuery {
@@ -22,6 +24,28 @@ export interface AuthorizeQuery {
   /** The permission key, e.g. `WRITE`. */
   readonly permission: string;
   /** `{ type, value }` for a custom reference `TYPE=value`, or `{ node }` for a node id. */
+  readonly resource: ResourceQuery;
+}
+
+/** What `accessible` is asked: on which resources of a kind may the caller hold `permission` of `service`? */
+export interface AccessibleQuery {
+  /** The consuming service's key, e.g. `vehicle-service`. */
+  readonly service: string;
+  /** The permission key, e.g. `READ`. */
+  readonly permission: string;
+  /** List the values of custom references of this type (`VIN` → the `x` of every `VIN=x`). Give this or `node`. */
+  readonly type?: string;
+  /** `true`: list node ids (`ars[].n`) instead. */
+  readonly node?: boolean;
+  /** Return `{ value, roles }` (the granting roles per value) instead of bare values. Default `false`. */
+  readonly explain?: boolean;
+}
+
+/** What `permissionsFor` is asked: which permissions of `service` does the caller hold on `resource`? */
+export interface PermissionsQuery {
+  /** The consuming service's key. */
+  readonly service: string;
+  /** `{ type, value }` or `{ node }`, as in {@link AuthorizeQuery}. */
   readonly resource: ResourceQuery;
 }
 
@@ -48,6 +72,21 @@ export interface Authorizer {
    * policy can be had — never grants without one.
    */
   authorize(identity: Identity, query: AuthorizeQuery): Promise<Decision>;
+  /**
+   * Several checks for one identity, with one policy lookup: one {@link Decision} per query, in
+   * order; queries may mix services, permissions and resources. Same rules and errors as `authorize`.
+   */
+  authorizeMany(identity: Identity, queries: readonly AuthorizeQuery[]): Promise<Decision[]>;
+  /**
+   * The resources of one kind on which the caller holds the permission, read from the token's `ars`
+   * and the policy — no call to the IAM beyond the usual policy fetch. Sorted and de-duplicated;
+   * bounded by the token, so it needs no pagination. A value is listed exactly when `authorize`
+   * would grant it. Rejects like `authorize` (503 without a usable policy, never a guess).
+   */
+  accessible(identity: Identity, query: AccessibleQuery & { readonly explain: true }): Promise<AccessibleResource[]>;
+  accessible(identity: Identity, query: AccessibleQuery): Promise<string[]>;
+  /** The permissions of `service` the caller holds on one resource, each with its granting roles; sorted by key. */
+  permissionsFor(identity: Identity, query: PermissionsQuery): Promise<HeldPermission[]>;
   /**
    * `authenticate` then `authorize`. Resolves with both when granted; rejects with 403
    * `ERR_PERMISSION_DENIED` (carrying the decision) when denied, or with the 401/503 of either step.
@@ -124,12 +163,11 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
 
   async function authorize(identity: Identity, query: AuthorizeQuery): Promise<Decision> {
     if (closing) throw new AuthorizerClosedError();
+    checkQuery('authorize', query);
     const { service, permission } = query;
-    if (typeof service !== 'string' || service.length === 0) throw new TypeError('authorize: "service" must be a non-empty string');
-    if (typeof permission !== 'string' || permission.length === 0) throw new TypeError('authorize: "permission" must be a non-empty string');
     const resource = toResourceRef(query.resource);
     if (!resource) {
-      return denied(identity, query, { granted: false, reference: describeResource(query.resource), roles: [], changeId: undefined, reason: 'INVALID_RESOURCE' });
+      return denied(identity, query, invalidResource(query));
     }
     const roles = collectRoles(identity.claims.ars, resource);
     // Without roles for this resource no policy can grant: deny without asking the policy API.
@@ -146,6 +184,58 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     return second.granted ? second : denied(identity, query, second);
   }
 
+  /** The policy of the identity's application: fresh from the cache without a promise tick, else fetched (or 503). */
+  function policyFor(identity: Identity): PolicyEntry | Promise<PolicyEntry> {
+    if (!policyClient) throw new PolicyUnavailableError('no policy API configured: set "baseUrl" or "policyUrl"');
+    return policyClient.peek(identity.claims.app, identity.token) ?? policyClient.get(identity.claims.app, identity.token);
+  }
+
+  async function authorizeMany(identity: Identity, queries: readonly AuthorizeQuery[]): Promise<Decision[]> {
+    if (closing) throw new AuthorizerClosedError();
+    if (!isArray(queries)) throw new TypeError('authorizeMany: "queries" must be an array');
+    const prepared = queries.map((query, i) => {
+      checkQuery(`authorizeMany: queries[${i}]`, query);
+      const resource = toResourceRef(query.resource);
+      return { query, resource, roles: resource ? collectRoles(identity.claims.ars, resource) : [] };
+    });
+    const decideAll = (policy: PolicyEntry | undefined, previous?: readonly Decision[]): Decision[] => prepared.map(({ query, resource, roles }, i) => {
+      if (previous?.[i]?.granted === true || (previous && roles.length === 0)) return previous[i] as Decision;
+      if (!resource) return invalidResource(query);
+      if (roles.length === 0 || !policy) return noMatchingReference(resource.reference, undefined);
+      return decideForRoles(roles, resource.reference, query.service, query.permission, policy.policy);
+    });
+    // One policy lookup for the batch, and none when no query names a resource of the token.
+    const entry = prepared.some((p) => p.roles.length > 0) ? await policyFor(identity) : undefined;
+    let decisions = decideAll(entry);
+    if (entry && decisions.some((d, i) => !d.granted && (prepared[i] as { roles: string[] }).roles.length > 0)) {
+      const fresher = await (policyClient as PolicyClient).refreshAfterDenial(identity.claims.app, identity.token, entry);
+      if (fresher) decisions = decideAll(fresher, decisions);
+    }
+    decisions.forEach((decision, i) => { if (!decision.granted) denied(identity, queries[i] as AuthorizeQuery, decision); });
+    return decisions;
+  }
+
+  async function accessible(identity: Identity, query: AccessibleQuery): Promise<string[] | AccessibleResource[]> {
+    if (closing) throw new AuthorizerClosedError();
+    checkQuery('accessible', query);
+    const selector = selectorOf(query);
+    if (!namesAny(identity.claims.ars, selector)) return [];
+    const entry = await policyFor(identity);
+    const found = accessibleValues(identity.claims.ars, selector, query.service, query.permission, entry.policy);
+    const values = [...found.keys()].sort();
+    return query.explain === true ? values.map((value) => ({ value, roles: found.get(value) as string[] })) : values;
+  }
+
+  async function permissionsFor(identity: Identity, query: PermissionsQuery): Promise<HeldPermission[]> {
+    if (closing) throw new AuthorizerClosedError();
+    if (typeof query !== 'object' || (query as unknown) === null) throw new TypeError('permissionsFor: expects { service, resource }');
+    if (typeof query.service !== 'string' || query.service.length === 0) throw new TypeError('permissionsFor: "service" must be a non-empty string');
+    const resource = toResourceRef(query.resource);
+    const roles = resource ? collectRoles(identity.claims.ars, resource) : [];
+    if (roles.length === 0) return [];
+    return permissionsOf(roles, query.service, (await policyFor(identity)).policy);
+  }
+
   async function check(authorization: string | undefined, query: AuthorizeQuery): Promise<{ identity: Identity; decision: Decision }> {
     const identity = await authenticate(authorization);
     const decision = await authorize(identity, query);
@@ -156,6 +246,9 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   return {
     authenticate,
     authorize,
+    authorizeMany,
+    accessible: accessible as Authorizer['accessible'],
+    permissionsFor,
     check,
     async ready(readyOptions: ReadyOptions = {}) {
       if (closing) throw new AuthorizerClosedError();
@@ -179,6 +272,30 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
       return closing;
     },
   };
+}
+
+/** `Array.isArray` without its narrowing to `any[]`. */
+const isArray: (value: unknown) => boolean = Array.isArray;
+
+/** A query's service and permission are a programming matter: a `TypeError`, not a denial. */
+function checkQuery(where: string, query: { service?: unknown; permission?: unknown } | null | undefined): void {
+  if (typeof query !== 'object' || query === null) throw new TypeError(`${where}: expects { service, permission, … }`);
+  if (typeof query.service !== 'string' || query.service.length === 0) throw new TypeError(`${where}: "service" must be a non-empty string`);
+  if (typeof query.permission !== 'string' || query.permission.length === 0) throw new TypeError(`${where}: "permission" must be a non-empty string`);
+}
+
+function invalidResource(query: AuthorizeQuery): Decision {
+  return { granted: false, reference: describeResource(query.resource), roles: [], changeId: undefined, reason: 'INVALID_RESOURCE' };
+}
+
+function selectorOf(query: AccessibleQuery): AccessibleSelector {
+  if (query.node && query.type === undefined) return { field: 'n', prefix: undefined };
+  const { type } = query;
+  if (query.node) throw new TypeError('accessible: give either "type" or "node: true"');
+  if (typeof type !== 'string' || type.length === 0 || type.includes('=')) {
+    throw new TypeError('accessible: "type" must be a reference type (a non-empty string without "="), or give "node: true"');
+  }
+  return { field: 'c', prefix: `${type}=` };
 }
 
 function denied(identity: Identity, query: AuthorizeQuery, decision: Decision): Decision {

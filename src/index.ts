@@ -1,10 +1,10 @@
 /** iam-authz: verify IAM access tokens and decide per route whether the caller holds a permission. */
-export { createAuthorizer, type Authorizer, type AuthorizeQuery, type ReadyOptions } from './authorizer.js';
+export { createAuthorizer, type Authorizer, type AuthorizeQuery, type AccessibleQuery, type PermissionsQuery, type ReadyOptions } from './authorizer.js';
 export type { Decision, DecisionReason } from './types.js';
 export type { ResourceQuery } from './engine/resource.js';
 export type { RolePolicy, Role, ServicePolicy, PermissionRef } from './types.js';
 export type { AuthorizerOptions, JwksOptions, JwkSet, PolicyOptions, TokenCacheOptions } from './options.js';
-export type { AccessReference, Identity, IamClaims, IamTokenHeader } from './types.js';
+export type { AccessReference, AccessibleResource, HeldPermission, Identity, IamClaims, IamTokenHeader } from './types.js';
 export {
   IamAuthzError,
   TokenMissingError,

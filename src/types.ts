@@ -128,3 +128,19 @@ export interface Decision {
   /** Which step decided; see {@link DecisionReason}. */
   readonly reason: DecisionReason;
 }
+
+/** A resource the caller may act on, with the roles that grant the permission there (`accessible` with `explain: true`). */
+export interface AccessibleResource {
+  /** The reference's value (`WVW1` of `VIN=WVW1`), or the node id. */
+  readonly value: string;
+  /** The token's roles for this value that grant the permission. */
+  readonly roles: readonly string[];
+}
+
+/** A permission held on a resource (`permissionsFor`), with the roles that grant it. */
+export interface HeldPermission {
+  /** The permission key, e.g. `WRITE`. */
+  readonly permission: string;
+  /** The token's roles for the resource that grant it. */
+  readonly roles: readonly string[];
+}
