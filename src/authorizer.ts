@@ -2,6 +2,7 @@
  * `createAuthorizer`: the entry point that wires options, the key set, the verifier and the
  * verified-token cache together. Each piece lives in its own module; this file only orchestrates.
  */
+import { createDecisionLog } from './decision-log.js';
 import { authenticateFailed, decisionDenied } from './diagnostics.js';
 import { accessibleValues, namesAny, type AccessibleSelector } from './engine/accessible.js';
 import { collectRoles, decideForRoles, noMatchingReference } from './engine/decide.js';
@@ -25,6 +26,8 @@ export interface AuthorizeQuery {
   readonly permission: string;
   /** `{ type, value }` for a custom reference `TYPE=value`, or `{ node }` for a node id. */
   readonly resource: ResourceQuery;
+  /** Only labels the decision event: a denial under `'report'` is logged with `shadow: true`. `authorize` never enforces. Default `'enforce'`. */
+  readonly mode?: 'enforce' | 'report' | undefined;
 }
 
 /** What `accessible` is asked: on which resources of a kind may the caller hold `permission` of `service`? */
@@ -60,6 +63,8 @@ export interface ReadyOptions {
 }
 
 export interface Authorizer {
+  /** The `mode` option: the default mode of route guards made with this authorizer. */
+  readonly mode: 'enforce' | 'report';
   /**
    * Verifies the `Authorization` header value (`Bearer <token>`) and resolves with the caller's
    * identity. Rejects with an `IamAuthzError`: 401 for a missing, invalid or expired token, 503 when
@@ -125,6 +130,12 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   };
   const verifier = new TokenVerifier(keySet, verifyRules, config.now);
   const { now, maxTokenBytes } = config;
+  const logDecision = createDecisionLog(config.onDecision, config.decisionSampleRate, now);
+  /** Every denial: the decision log and the `decision:denied` event. */
+  const denied = (identity: Identity, query: AuthorizeQuery, decision: Decision): Decision => {
+    logDecision(identity, query, decision);
+    return deniedEvent(identity, query, decision);
+  };
   let closing: Promise<void> | undefined;
 
   async function authenticate(authorization: string | undefined): Promise<Identity> {
@@ -177,10 +188,14 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     // A fresh policy is used without a promise; otherwise get() serves stale, fetches or fails.
     const entry = policyClient.peek(app, identity.token) ?? (await policyClient.get(app, identity.token));
     const decision = decideForRoles(roles, resource.reference, service, permission, entry.policy);
-    if (decision.granted) return decision;
+    if (decision.granted) {
+      logDecision(identity, query, decision);
+      return decision;
+    }
     // A role granted in the console a moment ago should work on the next request, not after ttlMs.
     const fresher = await policyClient.refreshAfterDenial(app, identity.token, entry);
     const second = fresher ? decideForRoles(roles, resource.reference, service, permission, fresher.policy) : decision;
+    if (second.granted) logDecision(identity, query, second);
     return second.granted ? second : denied(identity, query, second);
   }
 
@@ -211,7 +226,10 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
       const fresher = await (policyClient as PolicyClient).refreshAfterDenial(identity.claims.app, identity.token, entry);
       if (fresher) decisions = decideAll(fresher, decisions);
     }
-    decisions.forEach((decision, i) => { if (!decision.granted) denied(identity, queries[i] as AuthorizeQuery, decision); });
+    decisions.forEach((decision, i) => {
+      if (decision.granted) logDecision(identity, queries[i] as AuthorizeQuery, decision);
+      else denied(identity, queries[i] as AuthorizeQuery, decision);
+    });
     return decisions;
   }
 
@@ -244,6 +262,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   }
 
   return {
+    mode: config.mode,
     authenticate,
     authorize,
     authorizeMany,
@@ -298,7 +317,7 @@ function selectorOf(query: AccessibleQuery): AccessibleSelector {
   return { field: 'c', prefix: `${type}=` };
 }
 
-function denied(identity: Identity, query: AuthorizeQuery, decision: Decision): Decision {
+function deniedEvent(identity: Identity, query: AuthorizeQuery, decision: Decision): Decision {
   if (decisionDenied.hasSubscribers) {
     decisionDenied.publish({
       service: query.service,

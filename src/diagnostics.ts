@@ -37,6 +37,12 @@ export const channels = {
    * carries the token.
    */
   authenticateFailed: 'iam-authz:authenticate:failed',
+  /**
+   * A `DecisionEvent` for every grant (sampled by `decisionSampleRate`) and denial of `authorize`,
+   * `authorizeMany` and the guards: time, service, permission, reference, granted, reason, roles,
+   * changeId, application, tenant, subject, jti, shadow. Never carries the token.
+   */
+  decision: 'iam-authz:decision',
   /** `{ service, permission, reference, reason, roles, changeId, sub, app }` for every denial. */
   decisionDenied: 'iam-authz:decision:denied',
 } as const;
@@ -50,4 +56,5 @@ export const policyStale = channel(channels.policyStale);
 export const policyFailed = channel(channels.policyFailed);
 export const policyTokenRefused = channel(channels.policyTokenRefused);
 export const authenticateFailed = channel(channels.authenticateFailed);
+export const decision = channel(channels.decision);
 export const decisionDenied = channel(channels.decisionDenied);

@@ -3,6 +3,7 @@
  * option is checked once, at construction, with a `TypeError` that names it.
  */
 import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import type { DecisionEvent } from './decision-log.js';
 import { isJwkSetLike } from './jwks/import-jwks.js';
 import { resolveJwksOptions, type JwksOptions } from './jwks/options.js';
 import { optionChecks } from './lib/option-checks.js';
@@ -56,6 +57,17 @@ export interface AuthorizerOptions {
   policyToken?: () => Promise<string>;
   /** Role-policy cache settings; see {@link PolicyOptions}. */
   policy?: PolicyOptions;
+  /**
+   * Default mode of every route guard made with this authorizer: `'enforce'` (a denial is a 403) or
+   * `'report'` (a denial is logged with `shadow: true` and the request proceeds; a missing, invalid
+   * or expired token is still a 401 and an outage still a 503). Adapters and routes may set their
+   * own. `authorize` itself never enforces. Default `'enforce'`.
+   */
+  mode?: 'enforce' | 'report';
+  /** Called with a `DecisionEvent` for every grant (sampled) and denial; must not throw. Default: none. */
+  onDecision?: (event: DecisionEvent) => void;
+  /** Share of grants logged to `onDecision` and `iam-authz:decision`, from 0 to 1; denials are always logged. Default `1`. */
+  decisionSampleRate?: number;
 }
 
 export interface ResolvedOptions {
@@ -76,11 +88,15 @@ export interface ResolvedOptions {
   policyUrl: string | undefined;
   policyToken: (() => Promise<string>) | undefined;
   policy: Required<PolicyOptions>;
+  mode: 'enforce' | 'report';
+  onDecision: ((event: DecisionEvent) => void) | undefined;
+  decisionSampleRate: number;
 }
 
 const KNOWN = new Set<string>([
   'baseUrl', 'issuer', 'jwksUri', 'jwks', 'localJwks', 'audience', 'algorithms', 'tokenFormats', 'clockToleranceSec',
-  'maxTokenBytes', 'tokenCache', 'dispatcher', 'now', 'policyUrl', 'policyToken', 'policy',
+  'maxTokenBytes', 'tokenCache', 'dispatcher', 'now', 'policyUrl', 'policyToken', 'policy', 'mode', 'onDecision',
+  'decisionSampleRate',
 ]);
 
 export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
@@ -138,6 +154,13 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
   const audience = options.audience === undefined ? undefined : new Set(stringList('audience', typeof options.audience === 'string' ? [options.audience] : options.audience, []));
   const tokenFormats = new Set(stringList('tokenFormats', options.tokenFormats, ['t1']));
   const maxTokenBytes = positiveInt('maxTokenBytes', options.maxTokenBytes, 8192);
+  const mode: unknown = options.mode ?? 'enforce';
+  if (mode !== 'enforce' && mode !== 'report') throw new TypeError('createAuthorizer: "mode" must be \'enforce\' or \'report\'');
+  if (options.onDecision !== undefined && typeof options.onDecision !== 'function') throw new TypeError('createAuthorizer: "onDecision" must be a function');
+  const decisionSampleRate = options.decisionSampleRate ?? 1;
+  if (typeof decisionSampleRate !== 'number' || !(decisionSampleRate >= 0 && decisionSampleRate <= 1)) {
+    throw new TypeError('createAuthorizer: "decisionSampleRate" must be a number from 0 to 1');
+  }
   // Created last: nothing after this can throw, so an agent is never left behind unclosed.
   const ownsDispatcher = options.dispatcher === undefined;
   const dispatcher = options.dispatcher ?? new EnvHttpProxyAgent();
@@ -160,6 +183,9 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
     dispatcher,
     ownsDispatcher,
     now,
+    mode,
+    onDecision: options.onDecision,
+    decisionSampleRate,
   };
 }
 

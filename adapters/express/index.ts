@@ -37,7 +37,7 @@ export function expressAuthz(authorizer: Authorizer, options: ExpressAuthzOption
     return function iamAuthzGuard(req: Request, res: Response, next: NextFunction): void {
       guard(req.headers.authorization, req).then(
         (state) => {
-          req.iam = state;
+          if (state) req.iam = state;
           next();
         },
         (error: unknown) => {

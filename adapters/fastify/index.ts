@@ -41,7 +41,7 @@ export function fastifyAuthz(authorizer: Authorizer, options: FastifyAuthzOption
 
   function hook(guard: Guard<FastifyRequest>): IamHook {
     return async function iamAuthzHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-      let state: IamState;
+      let state: IamState | undefined;
       try {
         state = await guard(request.headers.authorization, request);
       } catch (error) {
@@ -51,7 +51,7 @@ export function fastifyAuthz(authorizer: Authorizer, options: FastifyAuthzOption
         else await reply.code(answer.status).headers(answer.headers).type('application/problem+json').send(JSON.stringify(answer.body));
         return;
       }
-      request.iam = state;
+      if (state) request.iam = state;
     };
   }
 

@@ -35,9 +35,10 @@ export function koaAuthz(authorizer: Authorizer, options: KoaAuthzOptions = {}):
 
   function middleware(guard: Guard<Context>): Middleware {
     return async function iamAuthzGuard(ctx: Context, next: Next): Promise<void> {
-      let state: IamState;
+      let state: IamState | undefined;
       try {
-        state = await guard(ctx.get('authorization') || undefined, ctx);
+        // The raw header: an empty one is present (401 even for an optional guard), unlike a missing one.
+        state = await guard(ctx.request.headers.authorization, ctx);
       } catch (error) {
         if (!(error instanceof IamAuthzError) || passErrors) throw error;
         if (onError) {
@@ -51,7 +52,7 @@ export function koaAuthz(authorizer: Authorizer, options: KoaAuthzOptions = {}):
         ctx.body = JSON.stringify(answer.body);
         return;
       }
-      ctx.state.iam = state;
+      if (state) ctx.state.iam = state;
       await next();
     };
   }

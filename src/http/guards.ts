@@ -4,7 +4,7 @@
  * `IamAuthzError` (401/403/503, with `headers` ready to send) — or with whatever the resource
  * resolver threw, which the framework turns into a 500.
  */
-import type { Authorizer } from '../authorizer.js';
+import type { AuthorizeQuery, Authorizer } from '../authorizer.js';
 import type { Decision } from '../types.js';
 import { IamAuthzError, PermissionDeniedError } from '../errors.js';
 import type { IamClaims } from '../types.js';
@@ -18,8 +18,29 @@ export interface IamState {
   readonly claims: IamClaims;
   /** The permission decision; absent after `authenticate()` alone. With several resources: the last one. */
   readonly decision?: Decision;
-  /** Every decision, when the resolver returned several resources. */
+  /** Every decision, when the resolver returned several resources (or `requireAnyPermission` asked several permissions). */
   readonly decisions?: readonly Decision[];
+  /** `true` when the route runs in `report` mode and the permission was denied: the request went on anyway. */
+  readonly shadow?: boolean;
+}
+
+/** `enforce`: a denial is a 403. `report`: a denial is logged (`shadow: true`) and the request proceeds; 401 and 503 stay. */
+export type GuardMode = 'enforce' | 'report';
+
+/** Options of one route's permission guard; they win over the adapter's and the authorizer's. */
+export interface RouteOptions {
+  /** This route's mode. Default: the adapter's `mode`, else the authorizer's, else `'enforce'`. */
+  mode?: GuardMode;
+}
+
+/** Options of an `authenticate()` guard. */
+export interface AuthenticateOptions {
+  /**
+   * No `Authorization` header at all → the request proceeds anonymously (no `iam` state). Any
+   * header that is present — another scheme, an empty `Bearer`, an invalid or expired token — is
+   * still a 401. Default `false`.
+   */
+  optional?: boolean;
 }
 
 /** Returns the resource value(s) of a request: a string, several (all are required), or nothing (denies). */
@@ -39,21 +60,33 @@ export interface GuardOptions {
    * or `app.on('error')`), Fastify the error handler (`setErrorHandler`). Default `false`.
    */
   passErrors?: boolean;
+  /** Mode of every permission guard of this adapter, unless a route sets its own. Default: the authorizer's `mode` (`'enforce'`). */
+  mode?: GuardMode;
 }
 
-const GUARD_OPTIONS = ['realm', 'exposeDecision', 'retryAfterSec', 'passErrors'];
+const GUARD_OPTIONS = ['realm', 'exposeDecision', 'retryAfterSec', 'passErrors', 'mode'];
 
-/** A framework-neutral guard: resolves with the state to attach, or rejects with an `IamAuthzError`. */
-export type Guard<Req> = (authorization: string | undefined, req: Req) => Promise<IamState>;
+/**
+ * A framework-neutral guard: resolves with the state to attach (`undefined` for an anonymous
+ * request let through by `authenticate({ optional: true })`), or rejects with an `IamAuthzError`.
+ */
+export type Guard<Req> = (authorization: string | undefined, req: Req) => Promise<IamState | undefined>;
+
+/** The resource of a permission guard: `TYPE=resolve(req)` (a type and a resolver) or a node id (`{ node: resolve }`). */
+type Target<Req> = string | { node: ResourceResolver<Req> };
 
 /** The framework-neutral guards an adapter wraps; from {@link createGuards}. */
 export interface Guards<Req> {
-  /** A guard that only verifies the token. */
-  authenticate(): Guard<Req>;
+  /** A guard that only verifies the token (or, with `optional`, lets a request without any `Authorization` header through). */
+  authenticate(options?: AuthenticateOptions): Guard<Req>;
   /** A guard that requires `permission` in `service` on `TYPE=resolve(req)`. */
-  requirePermission(service: string, permission: string, type: string, resolve: ResourceResolver<Req>): Guard<Req>;
+  requirePermission(service: string, permission: string, type: string, resolve: ResourceResolver<Req>, options?: RouteOptions): Guard<Req>;
   /** A guard that requires `permission` in `service` on the node id `node(req)`. */
-  requirePermission(service: string, permission: string, node: { node: ResourceResolver<Req> }): Guard<Req>;
+  requirePermission(service: string, permission: string, node: { node: ResourceResolver<Req> }, options?: RouteOptions): Guard<Req>;
+  /** A guard that requires any one of `permissions` in `service` on `TYPE=resolve(req)` (on each resource, when several). */
+  requireAnyPermission(service: string, permissions: readonly string[], type: string, resolve: ResourceResolver<Req>, options?: RouteOptions): Guard<Req>;
+  /** The same on node ids. */
+  requireAnyPermission(service: string, permissions: readonly string[], node: { node: ResourceResolver<Req> }, options?: RouteOptions): Guard<Req>;
   /** The HTTP answer for a guard's `IamAuthzError` (its `headers` are already set by the guard). */
   errorResponse(error: IamAuthzError): ErrorResponse;
   /** The `passErrors` option, resolved. */
@@ -73,6 +106,7 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
   }
   if (options.passErrors !== undefined && typeof options.passErrors !== 'boolean') throw new TypeError(`${adapter}: "passErrors" must be a boolean`);
   if (options.exposeDecision !== undefined && typeof options.exposeDecision !== 'boolean') throw new TypeError(`${adapter}: "exposeDecision" must be a boolean`);
+  const adapterMode = checkMode(adapter, options.mode);
   const responseOptions: ErrorResponseOptions = {
     realm: checkRealm(options.realm ?? 'iam'),
     exposeDecision: options.exposeDecision === true,
@@ -91,8 +125,14 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     throw error;
   }
 
-  function authenticate(): Guard<Req> {
+  function authenticate(guardOptions: AuthenticateOptions = {}): Guard<Req> {
+    if (typeof guardOptions !== 'object' || (guardOptions as unknown) === null) throw new TypeError('authenticate: options must be an object');
+    for (const key of Object.keys(guardOptions)) if (key !== 'optional') throw new TypeError(`authenticate: unknown option "${key}"`);
+    if (guardOptions.optional !== undefined && typeof guardOptions.optional !== 'boolean') throw new TypeError('authenticate: "optional" must be a boolean');
+    const optional = guardOptions.optional === true;
     return async (authorization) => {
+      // Only a request with no Authorization header at all is anonymous; anything present is checked.
+      if (optional && authorization === undefined) return undefined;
       try {
         const { token, claims } = await authorizer.authenticate(authorization);
         return { token, claims };
@@ -102,16 +142,30 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     };
   }
 
-  function requirePermission(service: string, permission: string, target: string | { node: ResourceResolver<Req> }, resolver?: ResourceResolver<Req>): Guard<Req> {
-    if (typeof service !== 'string' || service.length === 0) throw new TypeError('requirePermission: "service" must be a non-empty string');
+  function requirePermission(service: string, permission: string, target: Target<Req>, ...rest: unknown[]): Guard<Req> {
     if (typeof permission !== 'string' || permission.length === 0) throw new TypeError('requirePermission: "permission" must be a non-empty string');
-    const byNode = typeof target === 'object';
-    const resolve = byNode ? target.node : resolver;
-    if (!byNode && (typeof target !== 'string' || target.length === 0 || target.includes('='))) {
-      throw new TypeError('requirePermission: the resource type must be a non-empty string without "="');
+    return permissionGuard('requirePermission', service, [permission], target, rest);
+  }
+
+  function requireAnyPermission(service: string, permissions: readonly string[], target: Target<Req>, ...rest: unknown[]): Guard<Req> {
+    if (!isArray(permissions) || permissions.length === 0 || !permissions.every((p) => typeof p === 'string' && p.length > 0)) {
+      throw new TypeError('requireAnyPermission: "permissions" must be a non-empty array of non-empty strings');
     }
-    if (typeof resolve !== 'function') throw new TypeError('requirePermission: the resource resolver must be a function');
+    return permissionGuard('requireAnyPermission', service, [...permissions], target, rest);
+  }
+
+  /** Every resource must be granted at least one of `permissions` (one permission: that one). */
+  function permissionGuard(name: string, service: string, permissions: readonly string[], target: Target<Req>, rest: unknown[]): Guard<Req> {
+    if (typeof service !== 'string' || service.length === 0) throw new TypeError(`${name}: "service" must be a non-empty string`);
+    const byNode = typeof target === 'object';
+    const resolve = byNode ? target.node : rest[0];
+    if (!byNode && (typeof target !== 'string' || target.length === 0 || target.includes('='))) {
+      throw new TypeError(`${name}: the resource type must be a non-empty string without "="`);
+    }
+    if (typeof resolve !== 'function') throw new TypeError(`${name}: the resource resolver must be a function`);
+    const routeMode = checkRouteOptions(name, byNode ? rest[0] : rest[1]);
     const type = target as string;
+    const asked = permissions.join(' or ');
 
     return async (authorization, req) => {
       let identity;
@@ -121,49 +175,81 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
         return rejected(error);
       }
       // A resolver that throws is the application's bug: its error goes on untouched (a 500).
-      const resolved: unknown = await resolve(req);
+      const resolved: unknown = await (resolve as ResourceResolver<Req>)(req);
       // An empty list names no resource: it is checked as `undefined`, which denies.
       const values: readonly unknown[] = Array.isArray(resolved) && resolved.length > 0 ? resolved : [Array.isArray(resolved) ? undefined : resolved];
-      let decision: Decision | undefined;
-      const decisions: Decision[] | undefined = values.length > 1 ? [] : undefined;
-      for (const value of values) {
-        const resource = byNode ? { node: value as string } : { type, value: value as string };
-        try {
-          decision = await authorizer.authorize(identity, { service, permission, resource });
-        } catch (error) {
-          return rejected(error);
-        }
-        if (!decision.granted) return rejected(new PermissionDeniedError(decision, service, permission));
-        decisions?.push(decision);
+      const mode = routeMode ?? adapterMode ?? authorizer.mode;
+      const queries = values.flatMap((value) => permissions.map((permission) => ({
+        service, permission, resource: byNode ? { node: value as string } : { type, value: value as string }, mode,
+      })));
+      let all: Decision[];
+      try {
+        all = queries.length === 1 ? [await authorizer.authorize(identity, queries[0] as AuthorizeQuery)] : await authorizer.authorizeMany(identity, queries);
+      } catch (error) {
+        return rejected(error);
       }
-      const state = { token: identity.token, claims: identity.claims, decision: decision as Decision };
-      return decisions ? { ...state, decisions } : state;
+      // Per resource, the first granting decision (or the last denial): "any of these permissions".
+      const decisions: Decision[] = [];
+      for (let v = 0; v < values.length; v++) {
+        const forValue = all.slice(v * permissions.length, (v + 1) * permissions.length);
+        decisions.push(forValue.find((d) => d.granted) ?? (forValue.at(-1) as Decision));
+      }
+      const denial = decisions.find((d) => !d.granted);
+      if (denial && mode !== 'report') return rejected(new PermissionDeniedError(denial, service, asked));
+      const last = decisions[decisions.length - 1] as Decision; // one per resource, and at least one resource
+      const decision = denial ?? last;
+      const state: IamState = { token: identity.token, claims: identity.claims, decision };
+      const withAll = decisions.length > 1 ? { ...state, decisions } : state;
+      return denial ? { ...withAll, shadow: true } : withAll;
     };
   }
 
   return {
     authenticate,
     requirePermission: requirePermission,
+    requireAnyPermission: requireAnyPermission,
     errorResponse: (error) => toErrorResponse(error, responseOptions),
     passErrors: options.passErrors === true,
   };
 }
 
-/** What an adapter returns: the two guard makers, each guard wrapped into the framework's handler type `H`. */
+/** What an adapter returns: the guard makers, each guard wrapped into the framework's handler type `H`. */
 export interface GuardFactory<Req, H> {
-  /** A handler that verifies the bearer token and attaches `{ token, claims }`. */
-  authenticate(): H;
+  /** A handler that verifies the bearer token and attaches `{ token, claims }`; with `optional`, a request without `Authorization` passes anonymously. */
+  authenticate(options?: AuthenticateOptions): H;
   /** A handler that verifies the token and requires `permission` of `service` on `TYPE=resolve(req)`. */
-  requirePermission(service: string, permission: string, type: string, resolve: ResourceResolver<Req>): H;
+  requirePermission(service: string, permission: string, type: string, resolve: ResourceResolver<Req>, options?: RouteOptions): H;
   /** The same on node ids: `requirePermission(service, permission, { node: req => … })`. */
-  requirePermission(service: string, permission: string, node: { node: ResourceResolver<Req> }): H;
+  requirePermission(service: string, permission: string, node: { node: ResourceResolver<Req> }, options?: RouteOptions): H;
+  /** A handler that requires any one of `permissions` of `service` on `TYPE=resolve(req)`; the same 403 as `requirePermission`. */
+  requireAnyPermission(service: string, permissions: readonly string[], type: string, resolve: ResourceResolver<Req>, options?: RouteOptions): H;
+  /** The same on node ids. */
+  requireAnyPermission(service: string, permissions: readonly string[], node: { node: ResourceResolver<Req> }, options?: RouteOptions): H;
 }
 
 /** Wraps every guard `guards` makes with `wrap` (the adapter's middleware or hook maker). */
 export function wrapGuards<Req, H>(guards: Guards<Req>, wrap: (guard: Guard<Req>) => H): GuardFactory<Req, H> {
-  const requirePermission = (service: string, permission: string, target: string | { node: ResourceResolver<Req> }, resolve?: ResourceResolver<Req>): H =>
-    wrap(typeof target === 'string'
-      ? guards.requirePermission(service, permission, target, resolve as ResourceResolver<Req>)
-      : guards.requirePermission(service, permission, target));
-  return { authenticate: () => wrap(guards.authenticate()), requirePermission: requirePermission };
+  type Make = (service: string, permissions: never, target: Target<Req>, ...rest: unknown[]) => Guard<Req>;
+  const requirePermission = guards.requirePermission.bind(guards) as unknown as Make;
+  const requireAnyPermission = guards.requireAnyPermission.bind(guards) as unknown as Make;
+  return {
+    authenticate: (options?: AuthenticateOptions) => wrap(guards.authenticate(options)),
+    requirePermission: ((service: string, permission: never, target: Target<Req>, ...rest: unknown[]) => wrap(requirePermission(service, permission, target, ...rest))),
+    requireAnyPermission: ((service: string, permissions: never, target: Target<Req>, ...rest: unknown[]) => wrap(requireAnyPermission(service, permissions, target, ...rest))),
+  };
+}
+
+/** `Array.isArray` without its narrowing to `any[]`. */
+const isArray: (value: unknown) => boolean = Array.isArray;
+
+function checkMode(where: string, mode: unknown): GuardMode | undefined {
+  if (mode !== undefined && mode !== 'enforce' && mode !== 'report') throw new TypeError(`${where}: "mode" must be 'enforce' or 'report'`);
+  return mode;
+}
+
+function checkRouteOptions(where: string, options: unknown): GuardMode | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options !== 'object' || options === null) throw new TypeError(`${where}: route options must be an object`);
+  for (const key of Object.keys(options)) if (key !== 'mode') throw new TypeError(`${where}: unknown route option "${key}"`);
+  return checkMode(where, (options as RouteOptions).mode);
 }

@@ -1,0 +1,73 @@
+/**
+ * The decision log: every grant and denial as one event — for `onDecision` and the
+ * `iam-authz:decision` diagnostics channel — built only when someone listens. Grants may be
+ * sampled; denials are always logged. Never carries the token.
+ */
+import { decision as decisionChannel } from './diagnostics.js';
+import { warnOnce } from './lib/warn-once.js';
+import type { Decision, Identity } from './types.js';
+
+/** One permission check, as logged. */
+export interface DecisionEvent {
+  /** When it was decided, ms since the epoch (the authorizer's clock). */
+  readonly time: number;
+  /** The service key asked about. */
+  readonly service: string;
+  /** The permission key asked about. */
+  readonly permission: string;
+  /** The resource reference checked (`TYPE=value` or the node id). */
+  readonly reference: string;
+  /** Whether the permission was granted. */
+  readonly granted: boolean;
+  /** Why; see `DecisionReason`. */
+  readonly reason: Decision['reason'];
+  /** The token's roles for the reference. */
+  readonly roles: readonly string[];
+  /** `changeId` of the policy used, if one was needed. */
+  readonly changeId: string | undefined;
+  /** The token's `app`. */
+  readonly application: string;
+  /** The token's tenant (`aud`). */
+  readonly tenant: string | undefined;
+  /** The token's `sub` (the actor). */
+  readonly subject: string;
+  /** The token's `jti`. */
+  readonly jti: string | undefined;
+  /** `true` for a denial in `report` mode: logged, and the request went on. */
+  readonly shadow: boolean;
+}
+
+/** Publishes one event per decision, or `undefined` when nothing listens (no cost on the hot path). */
+export type DecisionLogger = (identity: Identity, query: { service: string; permission: string; mode?: string | undefined }, decision: Decision) => void;
+
+export function createDecisionLog(onDecision: ((event: DecisionEvent) => void) | undefined, grantSampleRate: number, now: () => number): DecisionLogger {
+  return (identity, query, decision) => {
+    if (onDecision === undefined && !decisionChannel.hasSubscribers) return;
+    if (decision.granted && grantSampleRate < 1 && Math.random() >= grantSampleRate) return;
+    const { claims } = identity;
+    const event: DecisionEvent = {
+      time: now(),
+      service: query.service,
+      permission: query.permission,
+      reference: decision.reference,
+      granted: decision.granted,
+      reason: decision.reason,
+      roles: decision.roles,
+      changeId: decision.changeId,
+      application: claims.app,
+      tenant: claims.aud,
+      subject: claims.sub,
+      jti: claims.jti,
+      shadow: !decision.granted && query.mode === 'report',
+    };
+    if (decisionChannel.hasSubscribers) decisionChannel.publish(event);
+    if (onDecision) {
+      try {
+        onDecision(event);
+      } catch (error) {
+        // A logging hook must not turn a decision into a 500; say so once.
+        warnOnce('IAM_AUTHZ_ON_DECISION_THREW', `createAuthorizer: onDecision threw (${error instanceof Error ? error.name : typeof error}); its events are still published on iam-authz:decision`);
+      }
+    }
+  };
+}
