@@ -1,4 +1,5 @@
 /** iam-authz: verify IAM access tokens and decide per route whether the caller holds a permission. */
+export type { DecisionEvent } from './decision-log.js';
 export { createAuthorizer, type Authorizer, type AuthorizeQuery, type AccessibleQuery, type PermissionsQuery, type ReadyOptions } from './authorizer.js';
 export type { Decision, DecisionReason } from './types.js';
 export type { ResourceQuery } from './engine/resource.js';
@@ -21,5 +22,5 @@ export {
   type IamAuthzErrorCode,
 } from './errors.js';
 export { channels } from './diagnostics.js';
-export { createGuards, wrapGuards, type Guard, type GuardFactory, type Guards, type GuardOptions, type IamState, type ResourceResolver } from './http/guards.js';
+export { createGuards, wrapGuards, type Guard, type GuardFactory, type Guards, type GuardOptions, type IamState, type ResourceResolver, type GuardMode, type RouteOptions, type AuthenticateOptions } from './http/guards.js';
 export { toErrorResponse, type ErrorResponse, type ErrorResponseOptions, type ProblemDetails } from './http/error-response.js';

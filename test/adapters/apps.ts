@@ -37,11 +37,11 @@ function closeServer(server: Server): Promise<void> {
 function buildExpress(make: typeof express, authorizer: Authorizer, options: AppOptions) {
   const handled = { count: 0 };
   const app = make();
-  const { authenticate, requirePermission } = expressAuthz(authorizer, { realm: 'vehicle-service', ...options });
+  const { authenticate, requirePermission, requireAnyPermission } = expressAuthz(authorizer, { realm: 'vehicle-service', ...options });
   const vin = (req: express.Request) => req.params.vin as string;
   const reply = (req: express.Request, res: express.Response) => {
     handled.count++;
-    res.json({ sub: req.iam?.claims.sub, decision: req.iam?.decision ?? null, params: req.params });
+    res.json({ sub: req.iam?.claims.sub, decision: req.iam?.decision ?? null, params: req.params, shadow: req.iam?.shadow ?? false, anonymous: req.iam === undefined });
   };
   app.get('/vehicle/:vin', requirePermission('vehicle-service', 'READ', 'VIN', vin), reply);
   app.put('/vehicle/:vin', requirePermission('vehicle-service', 'WRITE', 'VIN', vin), reply);
@@ -52,6 +52,11 @@ function buildExpress(make: typeof express, authorizer: Authorizer, options: App
   app.get('/empty', requirePermission('vehicle-service', 'READ', 'VIN', () => undefined), reply);
   app.get('/me', authenticate(), reply);
   app.options('/me', authenticate(), (req, res) => { handled.count++; res.status(204).end(); });
+  app.get('/optional', authenticate({ optional: true }), reply);
+  app.get('/any/:vin', requireAnyPermission('vehicle-service', ['WRITE', 'READ'], 'VIN', vin), reply);
+  app.get('/anymulti', requireAnyPermission('vehicle-service', ['WRITE', 'READ'], 'VIN', () => ['WVW1', 'WVW2']), reply);
+  app.get('/shadow/:vin', requirePermission('vehicle-service', 'WRITE', 'VIN', vin, { mode: 'report' }), reply);
+  app.get('/enforced/:vin', requirePermission('vehicle-service', 'WRITE', 'VIN', vin, { mode: 'enforce' }), reply);
   app.use((err: Error & { status?: number; headers?: Record<string, string> }, req: express.Request, res: express.Response, _next: express.NextFunction) => {
     // Only reached with passErrors: render the IamAuthzError as the app likes.
     res.status(err.status ?? 500).set(err.headers ?? {}).json({ custom: true, message: err.message });
@@ -72,10 +77,10 @@ export async function startApp(framework: Framework, authorizer: Authorizer, opt
     app.silent = true;
     const router = new Router();
     const { passErrors: _unused, ...koaOptions } = options;
-    const { authenticate, requirePermission } = koaAuthz(authorizer, { realm: 'vehicle-service', ...koaOptions });
+    const { authenticate, requirePermission, requireAnyPermission } = koaAuthz(authorizer, { realm: 'vehicle-service', ...koaOptions });
     const reply = (ctx: Koa.Context) => {
       handled.count++;
-      ctx.body = { sub: ctx.state.iam?.claims.sub, decision: ctx.state.iam?.decision ?? null, params: ctx.params };
+      ctx.body = { sub: ctx.state.iam?.claims.sub, decision: ctx.state.iam?.decision ?? null, params: ctx.params, shadow: ctx.state.iam?.shadow ?? false, anonymous: ctx.state.iam === undefined };
     };
     router.get('/vehicle/:vin', requirePermission('vehicle-service', 'READ', 'VIN', (ctx) => ctx.params.vin), reply);
     router.put('/vehicle/:vin', requirePermission('vehicle-service', 'WRITE', 'VIN', (ctx) => ctx.params.vin), reply);
@@ -86,6 +91,11 @@ export async function startApp(framework: Framework, authorizer: Authorizer, opt
     router.get('/empty', requirePermission('vehicle-service', 'READ', 'VIN', () => undefined), reply);
     router.get('/me', authenticate(), reply);
     router.options('/me', authenticate(), (ctx) => { handled.count++; ctx.status = 204; });
+    router.get('/optional', authenticate({ optional: true }), reply);
+    router.get('/any/:vin', requireAnyPermission('vehicle-service', ['WRITE', 'READ'], 'VIN', (ctx) => ctx.params.vin), reply);
+    router.get('/anymulti', requireAnyPermission('vehicle-service', ['WRITE', 'READ'], 'VIN', () => ['WVW1', 'WVW2']), reply);
+    router.get('/shadow/:vin', requirePermission('vehicle-service', 'WRITE', 'VIN', (ctx) => ctx.params.vin, { mode: 'report' }), reply);
+    router.get('/enforced/:vin', requirePermission('vehicle-service', 'WRITE', 'VIN', (ctx) => ctx.params.vin, { mode: 'enforce' }), reply);
     app.use(router.routes());
     const server = app.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', resolve));
@@ -97,11 +107,11 @@ export async function startApp(framework: Framework, authorizer: Authorizer, opt
   const hooks = fastifyAuthz(authorizer, { realm: 'vehicle-service', ...guardOptions });
   // The plugin decorates request.iam; its authorizer is closed with the app, so give it a throwaway.
   await app.register(iamAuthz, { authorizer: { ...authorizer, close: async () => {} } });
-  const { authenticate, requirePermission } = hooks;
-  type Req = { params: Record<string, string>; iam: { claims: { sub: string }; decision?: unknown } | null };
+  const { authenticate, requirePermission, requireAnyPermission } = hooks;
+  type Req = { params: Record<string, string>; iam: { claims: { sub: string }; decision?: unknown; shadow?: boolean } | null };
   const reply = async (req: Req) => {
     handled.count++;
-    return { sub: req.iam?.claims.sub, decision: req.iam?.decision ?? null, params: req.params };
+    return { sub: req.iam?.claims.sub, decision: req.iam?.decision ?? null, params: req.params, shadow: req.iam?.shadow ?? false, anonymous: req.iam === null };
   };
   const param = (name: string) => (req: { params: unknown }) => (req.params as Record<string, string>)[name];
   app.get('/vehicle/:vin', { preHandler: requirePermission('vehicle-service', 'READ', 'VIN', param('vin')) }, reply as never);
@@ -112,6 +122,11 @@ export async function startApp(framework: Framework, authorizer: Authorizer, opt
   app.get('/multi', { preHandler: requirePermission('vehicle-service', 'READ', 'VIN', () => ['WVW1', 'WVW2']) }, reply as never);
   app.get('/empty', { preHandler: requirePermission('vehicle-service', 'READ', 'VIN', () => undefined) }, reply as never);
   app.get('/me', { onRequest: authenticate() }, reply as never);
+  app.get('/optional', { onRequest: authenticate({ optional: true }) }, reply as never);
+  app.get('/any/:vin', { preHandler: requireAnyPermission('vehicle-service', ['WRITE', 'READ'], 'VIN', param('vin')) }, reply as never);
+  app.get('/anymulti', { preHandler: requireAnyPermission('vehicle-service', ['WRITE', 'READ'], 'VIN', () => ['WVW1', 'WVW2']) }, reply as never);
+  app.get('/shadow/:vin', { preHandler: requirePermission('vehicle-service', 'WRITE', 'VIN', param('vin'), { mode: 'report' }) }, reply as never);
+  app.get('/enforced/:vin', { preHandler: requirePermission('vehicle-service', 'WRITE', 'VIN', param('vin'), { mode: 'enforce' }) }, reply as never);
   app.options('/me', { onRequest: authenticate() }, async (_req, res) => { handled.count++; return res.code(204).send(); });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return { url, handled, close: () => app.close() };
