@@ -16,7 +16,7 @@ import { resolveOptions, type AuthorizerOptions, type ResolvedOptions } from './
 import { extractBearer } from './token/extract.js';
 import { TokenCache } from './token/token-cache.js';
 import { TokenVerifier, type VerifyPolicy } from './token/verify-token.js';
-import type { AccessibleResource, Decision, HeldPermission, Identity } from './types.js';
+import type { AccessibleResource, Caller, Decision, HeldPermission, Identity } from './types.js';
 
 /** What `authorize` is asked: may the caller hold `permission` of `service` on `resource`? */
 export interface AuthorizeQuery {
@@ -76,22 +76,22 @@ export interface Authorizer {
    * resolves with `granted: false`. Rejects with 503 `ERR_POLICY_UNAVAILABLE` when no usable
    * policy can be had — never grants without one.
    */
-  authorize(identity: Identity, query: AuthorizeQuery): Promise<Decision>;
+  authorize(identity: Caller, query: AuthorizeQuery): Promise<Decision>;
   /**
    * Several checks for one identity, with one policy lookup: one {@link Decision} per query, in
    * order; queries may mix services, permissions and resources. Same rules and errors as `authorize`.
    */
-  authorizeMany(identity: Identity, queries: readonly AuthorizeQuery[]): Promise<Decision[]>;
+  authorizeMany(identity: Caller, queries: readonly AuthorizeQuery[]): Promise<Decision[]>;
   /**
    * The resources of one kind on which the caller holds the permission, read from the token's `ars`
    * and the policy — no call to the IAM beyond the usual policy fetch. Sorted and de-duplicated;
    * bounded by the token, so it needs no pagination. A value is listed exactly when `authorize`
    * would grant it. Rejects like `authorize` (503 without a usable policy, never a guess).
    */
-  accessible(identity: Identity, query: AccessibleQuery & { readonly explain: true }): Promise<AccessibleResource[]>;
-  accessible(identity: Identity, query: AccessibleQuery): Promise<string[]>;
+  accessible(identity: Caller, query: AccessibleQuery & { readonly explain: true }): Promise<AccessibleResource[]>;
+  accessible(identity: Caller, query: AccessibleQuery): Promise<string[]>;
   /** The permissions of `service` the caller holds on one resource, each with its granting roles; sorted by key. */
-  permissionsFor(identity: Identity, query: PermissionsQuery): Promise<HeldPermission[]>;
+  permissionsFor(identity: Caller, query: PermissionsQuery): Promise<HeldPermission[]>;
   /**
    * `authenticate` then `authorize`. Resolves with both when granted; rejects with 403
    * `ERR_PERMISSION_DENIED` (carrying the decision) when denied, or with the 401/503 of either step.
@@ -132,7 +132,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   const { now, maxTokenBytes } = config;
   const logDecision = createDecisionLog(config.onDecision, config.decisionSampleRate, now);
   /** Every denial: the decision log and the `decision:denied` event. */
-  const denied = (identity: Identity, query: AuthorizeQuery, decision: Decision): Decision => {
+  const denied = (identity: Caller, query: AuthorizeQuery, decision: Decision): Decision => {
     logDecision(identity, query, decision);
     return deniedEvent(identity, query, decision);
   };
@@ -172,7 +172,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     ...config.policy,
   });
 
-  async function authorize(identity: Identity, query: AuthorizeQuery): Promise<Decision> {
+  async function authorize(identity: Caller, query: AuthorizeQuery): Promise<Decision> {
     if (closing) throw new AuthorizerClosedError();
     checkQuery('authorize', query);
     const { service, permission } = query;
@@ -200,12 +200,12 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   }
 
   /** The policy of the identity's application: fresh from the cache without a promise tick, else fetched (or 503). */
-  function policyFor(identity: Identity): PolicyEntry | Promise<PolicyEntry> {
+  function policyFor(identity: Caller): PolicyEntry | Promise<PolicyEntry> {
     if (!policyClient) throw new PolicyUnavailableError('no policy API configured: set "baseUrl" or "policyUrl"');
     return policyClient.peek(identity.claims.app, identity.token) ?? policyClient.get(identity.claims.app, identity.token);
   }
 
-  async function authorizeMany(identity: Identity, queries: readonly AuthorizeQuery[]): Promise<Decision[]> {
+  async function authorizeMany(identity: Caller, queries: readonly AuthorizeQuery[]): Promise<Decision[]> {
     if (closing) throw new AuthorizerClosedError();
     if (!isArray(queries)) throw new TypeError('authorizeMany: "queries" must be an array');
     const prepared = queries.map((query, i) => {
@@ -233,7 +233,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     return decisions;
   }
 
-  async function accessible(identity: Identity, query: AccessibleQuery): Promise<string[] | AccessibleResource[]> {
+  async function accessible(identity: Caller, query: AccessibleQuery): Promise<string[] | AccessibleResource[]> {
     if (closing) throw new AuthorizerClosedError();
     checkQuery('accessible', query);
     const selector = selectorOf(query);
@@ -244,7 +244,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     return query.explain === true ? values.map((value) => ({ value, roles: found.get(value) as string[] })) : values;
   }
 
-  async function permissionsFor(identity: Identity, query: PermissionsQuery): Promise<HeldPermission[]> {
+  async function permissionsFor(identity: Caller, query: PermissionsQuery): Promise<HeldPermission[]> {
     if (closing) throw new AuthorizerClosedError();
     if (typeof query !== 'object' || (query as unknown) === null) throw new TypeError('permissionsFor: expects { service, resource }');
     if (typeof query.service !== 'string' || query.service.length === 0) throw new TypeError('permissionsFor: "service" must be a non-empty string');
@@ -317,7 +317,7 @@ function selectorOf(query: AccessibleQuery): AccessibleSelector {
   return { field: 'c', prefix: `${type}=` };
 }
 
-function deniedEvent(identity: Identity, query: AuthorizeQuery, decision: Decision): Decision {
+function deniedEvent(identity: Caller, query: AuthorizeQuery, decision: Decision): Decision {
   if (decisionDenied.hasSubscribers) {
     decisionDenied.publish({
       service: query.service,

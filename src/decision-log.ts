@@ -5,7 +5,7 @@
  */
 import { decision as decisionChannel } from './diagnostics.js';
 import { warnOnce } from './lib/warn-once.js';
-import type { Decision, Identity } from './types.js';
+import type { Caller, Decision } from './types.js';
 
 /** One permission check, as logged. */
 export interface DecisionEvent {
@@ -38,7 +38,7 @@ export interface DecisionEvent {
 }
 
 /** Publishes one event per decision, or `undefined` when nothing listens (no cost on the hot path). */
-export type DecisionLogger = (identity: Identity, query: { service: string; permission: string; mode?: string | undefined }, decision: Decision) => void;
+export type DecisionLogger = (identity: Caller, query: { service: string; permission: string; mode?: string | undefined }, decision: Decision) => void;
 
 export function createDecisionLog(onDecision: ((event: DecisionEvent) => void) | undefined, grantSampleRate: number, now: () => number): DecisionLogger {
   return (identity, query, decision) => {

@@ -5,7 +5,7 @@ export type { Decision, DecisionReason } from './types.js';
 export type { ResourceQuery } from './engine/resource.js';
 export type { RolePolicy, Role, ServicePolicy, PermissionRef } from './types.js';
 export type { AuthorizerOptions, JwksOptions, JwkSet, PolicyOptions, TokenCacheOptions } from './options.js';
-export type { AccessReference, AccessibleResource, HeldPermission, Identity, IamClaims, IamTokenHeader } from './types.js';
+export type { AccessReference, AccessibleResource, Caller, HeldPermission, Identity, IamClaims, IamTokenHeader } from './types.js';
 export {
   IamAuthzError,
   TokenMissingError,

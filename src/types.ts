@@ -48,6 +48,12 @@ export interface IamClaims {
   readonly [claim: string]: unknown;
 }
 
+/**
+ * What the decision API needs of a verified caller: its token (for the policy fetch) and claims.
+ * An {@link Identity} is one, and so is a guard's `req.iam` state.
+ */
+export type Caller = Pick<Identity, 'token' | 'claims'>;
+
 /** A verified caller. Frozen: it may be shared between requests through the token cache. */
 export interface Identity {
   /** The compact JWT as presented. Never log it. */

@@ -66,6 +66,15 @@ export async function runDemo(serviceUrl: string, tokens: DemoTokens): Promise<D
     await res.arrayBuffer();
     rows.push({ actor: c.actor, request: `${c.method} /vehicle/${c.vin}`, expected: c.expected, status: res.status });
   }
+  // The list endpoint: alice may read WVW1 only, bob WVW1; the answer is read from the token.
+  for (const [actor, token, expected] of [['alice (DRIVER)', tokens.alice, 'WVW1'], ['(no token)', undefined, '']] as const) {
+    const res = await fetch(`${serviceUrl}/vehicles`, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } });
+    const body: unknown = await res.json().catch(() => undefined);
+    const vins = Array.isArray(body) ? body.map((v: { vin?: unknown }) => String(v.vin)).join(',') : '';
+    // A 200 whose list is not the expected one counts as a mismatch (shown as status 0).
+    const status = res.status === 200 && vins !== expected ? 0 : res.status;
+    rows.push({ actor, request: `GET /vehicles${expected ? ` → ${expected}` : ''}`, expected: token === undefined ? 401 : 200, status });
+  }
   return rows;
 }
 

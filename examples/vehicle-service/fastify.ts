@@ -1,9 +1,9 @@
-/** The vehicle-service on Fastify: GET /vehicle/:vin needs READ, PUT needs WRITE on VIN=<vin>. */
+/** The vehicle-service on Fastify: GET /vehicle/:vin needs READ, PUT needs WRITE on VIN=<vin>; GET /vehicles lists the readable ones. */
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Authorizer } from 'iam-authz';
 import { iamAuthz } from 'iam-authz/fastify';
-import { VehicleStore, type RunningService } from './store.js';
+import { iamErrorAnswer, READABLE_VINS, VehicleStore, type RunningService } from './store.js';
 
 interface VinRoute { Params: { vin: string }; Body: unknown }
 
@@ -13,6 +13,15 @@ export async function createFastifyApp(authorizer: Authorizer, store = new Vehic
   await app.register(iamAuthz, { authorizer, realm: 'vehicle-service' });
   const vin = (req: { params: unknown }) => (req.params as { vin: string }).vin;
 
+  app.get('/vehicles', { onRequest: app.iamAuthz.authenticate() }, async (req, reply) => {
+    try {
+      return store.list(await authorizer.accessible(req.iam!, READABLE_VINS));
+    } catch (error) {
+      const answer = iamErrorAnswer(error);
+      if (!answer) throw error;
+      return reply.code(answer.status).headers(answer.headers).type('application/problem+json').send(JSON.stringify(answer.body));
+    }
+  });
   app.get<VinRoute>('/vehicle/:vin', { preHandler: app.iamAuthz.requirePermission('vehicle-service', 'READ', 'VIN', vin) }, async (req, reply) => {
     const vehicle = store.get(req.params.vin);
     return vehicle ?? reply.code(404).send({ error: 'no such vehicle' });

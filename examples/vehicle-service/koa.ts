@@ -1,9 +1,9 @@
-/** The vehicle-service on Koa with @koa/router: GET /vehicle/:vin needs READ, PUT needs WRITE. */
+/** The vehicle-service on Koa with @koa/router: GET /vehicle/:vin needs READ, PUT needs WRITE; GET /vehicles lists the readable ones. */
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Authorizer } from 'iam-authz';
 import { koaAuthz } from 'iam-authz/koa';
-import { runningService, VehicleStore, type RunningService } from './store.js';
+import { iamErrorAnswer, READABLE_VINS, runningService, VehicleStore, type RunningService } from './store.js';
 
 async function jsonBody(ctx: Koa.Context): Promise<unknown> {
   let text = '';
@@ -21,7 +21,20 @@ async function jsonBody(ctx: Koa.Context): Promise<unknown> {
 export function createKoaApp(authorizer: Authorizer, store = new VehicleStore()): Koa {
   const app = new Koa();
   const router = new Router();
-  const { requirePermission } = koaAuthz(authorizer, { realm: 'vehicle-service' });
+  const { authenticate, requirePermission } = koaAuthz(authorizer, { realm: 'vehicle-service' });
+
+  router.get('/vehicles', authenticate(), async (ctx) => {
+    try {
+      ctx.body = store.list(await authorizer.accessible(ctx.state.iam!, READABLE_VINS));
+    } catch (error) {
+      const answer = iamErrorAnswer(error);
+      if (!answer) throw error;
+      ctx.status = answer.status;
+      ctx.set(answer.headers);
+      ctx.type = 'application/problem+json';
+      ctx.body = JSON.stringify(answer.body);
+    }
+  });
 
   router.get('/vehicle/:vin', requirePermission('vehicle-service', 'READ', 'VIN', (ctx) => ctx.params.vin), (ctx) => {
     const vehicle = store.get(ctx.params.vin ?? '');

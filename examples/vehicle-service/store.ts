@@ -1,5 +1,6 @@
 /** The vehicle-service's in-memory data and server plumbing, shared by the Express, Koa and Fastify variants. */
 import type { Server } from 'node:http';
+import { IamAuthzError, toErrorResponse, type ErrorResponse } from 'iam-authz';
 import type { AddressInfo } from 'node:net';
 
 /** A started variant: where it listens, and how to stop it (and its authorizer). */
@@ -37,6 +38,11 @@ export class VehicleStore {
     return this.#vehicles.get(vin);
   }
 
+  /** The stored vehicles among `vins`, in that order (a VIN the caller may read but that is not stored is skipped). */
+  list(vins: readonly string[]): Vehicle[] {
+    return vins.flatMap((vin) => this.#vehicles.get(vin) ?? []);
+  }
+
   /** Applies `model`/`color` from an untrusted body; unknown fields are ignored. */
   update(vin: string, body: unknown, updatedBy: string): Vehicle {
     const current = this.#vehicles.get(vin) ?? { vin, model: 'unknown', color: 'unknown' };
@@ -50,4 +56,12 @@ export class VehicleStore {
     this.#vehicles.set(vin, next);
     return next;
   }
+}
+
+/** What `GET /vehicles` asks: the VINs the caller may READ, from its token (no call to the IAM). */
+export const READABLE_VINS = { service: 'vehicle-service', permission: 'READ', type: 'VIN' } as const;
+
+/** A 401/403/503 of the decision API as the guards answer it (problem+json, WWW-Authenticate or Retry-After). */
+export function iamErrorAnswer(error: unknown): ErrorResponse | undefined {
+  return error instanceof IamAuthzError ? toErrorResponse(error, { realm: 'vehicle-service', exposeDecision: false, retryAfterSec: 5 }) : undefined;
 }
