@@ -26,7 +26,7 @@ describe.each([
   ['koa', startKoa],
   ['fastify', startFastify],
 ] as const)('%s vehicle-service', (_name, start) => {
-  test('DRIVER reads, cannot write; OWNER writes; no/expired token 401; other VIN 403', async () => {
+  test('DRIVER reads, cannot write; OWNER writes; no/expired token 401; other VIN 403; GET /vehicles lists what the token may read', async () => {
     const service = await start(createAuthorizer({ baseUrl: iam.baseUrl }), 0);
     try {
       const rows = await runDemo(service.url, tokens);
@@ -37,6 +37,8 @@ describe.each([
         ['GET /vehicle/WVW1', 401],
         ['GET /vehicle/WVW1', 401],
         ['GET /vehicle/WVW2', 403],
+        ['GET /vehicles → WVW1', 200],
+        ['GET /vehicles', 401],
       ]);
       const res = await fetch(`${service.url}/vehicle/WVW1`, { headers: { authorization: `Bearer ${tokens.alice}` } });
       expect(await res.json()).toMatchObject({ vin: 'WVW1', color: 'red', updatedBy: 'actor-bob' });
