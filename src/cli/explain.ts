@@ -7,7 +7,8 @@ import { parse, required, UsageError } from './usage.js';
 export const EXPLAIN_HELP = `usage: iam-authz explain --token T --service S --permission P (--resource TYPE=value | --node ID) --iam URL
 
 Verifies the token against the IAM at URL (issuer URL/authentication/v1, its JWKS), fetches the
-role policy of the token's application and prints the decision with its reasons.
+role policy of the token's application and prints the decision with its reasons, and every
+permission of the service the token holds on the resource, with the roles that grant it.
 
 options:
   --token T        the IAM token (a leading "Bearer " is ignored)
@@ -62,6 +63,10 @@ export async function explainCommand(args: string[]): Promise<number> {
     console.log(`roles    ${decision.roles.length > 0 ? decision.roles.join(', ') : '(none for this resource)'}`);
     if (decision.grantedBy) console.log(`by       role ${decision.grantedBy.role}`);
     console.log(`policy   changeId ${decision.changeId ?? '(not consulted: no role for this resource)'}`);
+    // What else the caller may do here: the question a UI asks to show or hide actions.
+    const held = await authorizer.permissionsFor(identity, { service, resource });
+    const heldText = held.map((h) => `${h.permission} (${h.roles.join(', ')})`).join(', ');
+    console.log(`held     ${held.length > 0 ? heldText : `(no permission of ${service} on this resource)`}`);
     return decision.granted ? 0 : 3;
   } catch (error) {
     if (error instanceof IamAuthzError) {

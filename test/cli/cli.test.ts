@@ -50,6 +50,7 @@ test('explain: granted exits 0, denied exits 3 with the reason, bad token exits 
   expect(read.stdout).toContain('GRANTED');
   expect(write.code).toBe(3);
   expect(write.stdout).toContain('PERMISSION_NOT_GRANTED');
+  expect(write.stdout).toMatch(/^held {5}READ \(DRIVER\)$/m); // what the token does hold there
   expect(bad.code).toBe(1);
   expect(bad.stderr).toContain('ERR_TOKEN_INVALID');
 });
