@@ -117,18 +117,20 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   const config = resolveOptions(options);
   const cache = config.tokenCache === false ? undefined : new TokenCache(config.tokenCache.max, config.tokenCache.maxTtlMs);
   // A kid gone from the JWKS, or naming another key now: nothing verified with the old key is reused.
-  const keySet = createKeySet(config, () => {
+  const keySets = createKeySets(config, () => {
     cache?.clear();
     verifier.clear();
   });
+  const allKeySets = [...new Set(keySets.values())];
+  const primaryKeySet = keySets.get(config.issuers[0] as string) as KeySet;
   const verifyRules: VerifyPolicy = {
     algorithms: config.algorithms,
     tokenFormats: config.tokenFormats,
-    issuer: config.issuer,
+    issuers: config.issuers,
     audience: config.audience,
     clockToleranceSec: config.clockToleranceSec,
   };
-  const verifier = new TokenVerifier(keySet, verifyRules, config.now);
+  const verifier = new TokenVerifier((issuer) => (typeof issuer === 'string' ? keySets.get(issuer) : undefined) ?? primaryKeySet, verifyRules, config.now);
   const { now, maxTokenBytes } = config;
   const logDecision = createDecisionLog(config.onDecision, config.decisionSampleRate, now);
   /** Every denial: the decision log and the `decision:denied` event. */
@@ -146,7 +148,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
       if (cache) {
         const hit = cache.get(token, now());
         if (hit) {
-          keySet.touch?.();
+          keySets.get(hit.claims.iss)?.touch?.();
           return hit;
         }
       }
@@ -279,11 +281,11 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
         throw new TypeError('ready: "applications" needs the "policyToken" option (and a policy API): the policy is otherwise fetched with each caller\'s token');
       }
       // With policyToken the caller token is not sent; '' only keys the (unused) refusal memory.
-      await Promise.all([keySet.ready(), ...applications.map((app) => policyClient?.get(app, ''))]);
+      await Promise.all([...allKeySets.map((k) => k.ready()), ...applications.map((app) => policyClient?.get(app, ''))]);
     },
     close() {
       closing ??= (async () => {
-        keySet.close?.();
+        for (const k of allKeySets) k.close?.();
         policyClient?.close();
         cache?.clear();
         if (config.ownsDispatcher) await config.dispatcher.close();
@@ -333,14 +335,19 @@ function deniedEvent(identity: Caller, query: AuthorizeQuery, decision: Decision
   return decision;
 }
 
-function createKeySet(config: ResolvedOptions, onKeysRemoved: () => void): KeySet {
-  if (config.staticJwks) return new StaticKeySet(config.staticJwks, config.algorithms);
-  return new RemoteKeySet({
-    uri: config.jwksUri as string,
+/** issuer → its key set: one local set shared by every issuer, or a remote set per issuer. */
+function createKeySets(config: ResolvedOptions, onKeysRemoved: () => void): Map<string, KeySet> {
+  const { staticJwks, jwksUris } = config;
+  if (staticJwks || !jwksUris) {
+    const local = new StaticKeySet(staticJwks ?? { keys: [] }, config.algorithms);
+    return new Map(config.issuers.map((issuer) => [issuer, local]));
+  }
+  return new Map([...jwksUris].map(([issuer, uri]) => [issuer, new RemoteKeySet({
+    uri,
     dispatcher: config.dispatcher,
     algorithms: config.algorithms,
     now: config.now,
     onKeysRemoved,
     ...config.jwks,
-  });
+  })]));
 }

@@ -27,10 +27,17 @@ export interface JwkSet {
 export interface AuthorizerOptions {
   /** The IAM's base URL, e.g. `https://iam.example.com`. Needed unless both `issuer` and `jwksUri`/`jwks` are given. */
   baseUrl?: string;
-  /** Expected `iss`, compared exactly. Default `${baseUrl}/authentication/v1`. */
-  issuer?: string;
-  /** Where the signing keys are. Default `${issuer}/.well-known/jwks.json`. */
-  jwksUri?: string;
+  /**
+   * Expected `iss`, compared exactly; a list accepts several (IAM migrations, regional deployments).
+   * Default `${baseUrl}/authentication/v1`.
+   */
+  issuer?: string | readonly string[];
+  /**
+   * Where the signing keys are: a URL, or with several issuers a map from issuer to URL (issuers
+   * not in it use the default). Each issuer's keys are fetched and cached separately, and a token's
+   * key is looked up only in its own issuer's set. Default `${issuer}/.well-known/jwks.json`.
+   */
+  jwksUri?: string | Readonly<Record<string, string>>;
   /** Tuning of the remote JWKS cache; see {@link JwksOptions}. (A JWK Set here is the deprecated spelling of `localJwks`.) */
   jwks?: JwksOptions | JwkSet;
   /** A local JWK Set `{ keys: [...] }`: the keys are these, no network is used for them. Excludes `jwksUri`. Default: none (remote keys). */
@@ -71,8 +78,10 @@ export interface AuthorizerOptions {
 }
 
 export interface ResolvedOptions {
-  issuer: string;
-  jwksUri: string | undefined;
+  /** The accepted issuers, in the order given. */
+  issuers: readonly string[];
+  /** issuer → JWKS URL (remote keys), or `undefined` with a local JWK Set. */
+  jwksUris: ReadonlyMap<string, string> | undefined;
   staticJwks: { keys: unknown[] } | undefined;
   jwks: Required<JwksOptions>;
   audience: ReadonlySet<string> | undefined;
@@ -103,9 +112,12 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
   if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError('createAuthorizer: options must be an object');
   onlyKnown(undefined, options, KNOWN);
   const baseUrl = options.baseUrl === undefined ? undefined : httpUrl('baseUrl', options.baseUrl, 'base').replace(/\/+$/, '');
-  const issuer = options.issuer ?? (baseUrl === undefined ? undefined : `${baseUrl}/authentication/v1`);
-  if (issuer === undefined) throw new TypeError('createAuthorizer: "baseUrl" or "issuer" is required');
-  if (typeof issuer !== 'string' || issuer.length === 0) throw new TypeError('createAuthorizer: "issuer" must be a non-empty string');
+  const issuerOption: unknown = options.issuer ?? (baseUrl === undefined ? undefined : `${baseUrl}/authentication/v1`);
+  if (issuerOption === undefined) throw new TypeError('createAuthorizer: "baseUrl" or "issuer" is required');
+  const issuers = typeof issuerOption === 'string' ? [issuerOption] : issuerOption;
+  if (!isArray(issuers) || (issuers as unknown[]).length === 0 || !(issuers as unknown[]).every((i) => typeof i === 'string' && i.length > 0)) {
+    throw new TypeError('createAuthorizer: "issuer" must be a non-empty string or a non-empty array of them');
+  }
 
   let staticJwks: { keys: unknown[] } | undefined;
   let jwksTuning = options.jwks as JwksOptions | undefined;
@@ -122,7 +134,7 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
   if (options.localJwks !== undefined) staticJwks = checkedJwkSet('localJwks', options.localJwks);
   if (staticJwks && options.jwksUri !== undefined) throw new TypeError('createAuthorizer: give either a local JWK Set or "jwksUri", not both');
   const jwks = resolveJwksOptions(jwksTuning, checks);
-  const jwksUri = staticJwks ? undefined : httpUrl('jwksUri', options.jwksUri ?? `${issuer}/.well-known/jwks.json`);
+  const jwksUris = staticJwks ? undefined : resolveJwksUris(issuers as string[], options.jwksUri);
 
   const algorithms = stringList('algorithms', options.algorithms, ['RS256']);
   for (const alg of algorithms) {
@@ -170,8 +182,8 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
     policyToken: options.policyToken,
     policy,
     baseUrl,
-    issuer,
-    jwksUri,
+    issuers: [...new Set(issuers as string[])],
+    jwksUris,
     staticJwks,
     jwks,
     audience,
@@ -188,6 +200,30 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
     decisionSampleRate,
   };
 }
+
+/** issuer → its JWKS URL: one URL (a single issuer), a map (issuers not in it use the default), or the default for each. */
+function resolveJwksUris(issuers: readonly string[], option: unknown): Map<string, string> {
+  const uris = new Map<string, string>();
+  if (typeof option === 'string') {
+    if (issuers.length > 1) throw new TypeError('createAuthorizer: with several issuers, "jwksUri" must map each issuer to its URL');
+    uris.set(issuers[0] as string, httpUrl('jwksUri', option));
+    return uris;
+  }
+  if (option !== undefined && (typeof option !== 'object' || option === null || isArray(option))) {
+    throw new TypeError('createAuthorizer: "jwksUri" must be a URL or a map from issuer to URL');
+  }
+  const map = (option ?? {}) as Record<string, unknown>;
+  for (const key of Object.keys(map)) {
+    if (!issuers.includes(key)) throw new TypeError(`createAuthorizer: "jwksUri" names "${key}", which is not an accepted issuer`);
+  }
+  for (const issuer of issuers) {
+    uris.set(issuer, httpUrl(`jwksUri["${issuer}"]`, Object.hasOwn(map, issuer) ? map[issuer] : `${issuer}/.well-known/jwks.json`));
+  }
+  return uris;
+}
+
+/** `Array.isArray` without its narrowing to `any[]`. */
+const isArray: (value: unknown) => boolean = Array.isArray;
 
 function checkedJwkSet(name: string, value: unknown): { keys: unknown[] } {
   if (typeof value !== 'object' || value === null || !isJwkSetLike(value)) throw new TypeError(`createAuthorizer: "${name}" must be a JWK Set ({ keys: [...] })`);

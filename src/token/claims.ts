@@ -7,7 +7,8 @@ import type { IamClaims } from '../types.js';
 import { normalizeArs } from './ars.js';
 
 export interface ClaimPolicy {
-  issuer: string;
+  /** The accepted issuers (one or more), compared exactly. */
+  issuers: readonly string[];
   /** Accepted tenant ids; `undefined` accepts any. */
   audience: ReadonlySet<string> | undefined;
   clockToleranceSec: number;
@@ -15,11 +16,7 @@ export interface ClaimPolicy {
 
 export function checkClaims(payload: Record<string, unknown>, policy: ClaimPolicy, nowMs: number): IamClaims {
   const { iss, exp, nbf, iat, aud, tid, sub, app } = payload;
-  if (iss !== policy.issuer) {
-    // Expected and actual, for the log line that explains a first-hour mistake (localhost vs
-    // 127.0.0.1); the caller's 401 says only that it is not the expected one.
-    throw new TokenInvalidError(`token issuer ${shown(iss)} is not the expected ${shown(policy.issuer)}`, { detail: 'token issuer is not the expected one' });
-  }
+  if (typeof iss !== 'string' || !policy.issuers.includes(iss)) throw issuerMismatch(iss, policy.issuers);
   if (!Number.isSafeInteger(exp)) throw new TokenInvalidError('token exp claim is missing or not an integer');
   const nowSec = Math.floor(nowMs / 1000);
   if ((exp as number) <= nowSec - policy.clockToleranceSec) throw new TokenExpiredError();
@@ -46,6 +43,15 @@ export function checkClaims(payload: Record<string, unknown>, policy: ClaimPolic
   // `payload` is this verification's own freshly parsed object: normalise `ars` in place.
   payload.ars = Object.freeze(normalizeArs(payload.ars));
   return payload as IamClaims;
+}
+
+/**
+ * Expected and actual, for the log line that explains a first-hour mistake (localhost vs
+ * 127.0.0.1); the caller's 401 says only that it is not the expected one.
+ */
+export function issuerMismatch(iss: unknown, issuers: readonly string[]): TokenInvalidError {
+  const expected = issuers.length === 1 ? `the expected ${shown(issuers[0])}` : `one of ${issuers.map(shown).join(', ')}`;
+  return new TokenInvalidError(`token issuer ${shown(iss)} is not ${expected}`, { detail: 'token issuer is not the expected one' });
 }
 
 function optionalString(payload: Record<string, unknown>, claim: string): void {

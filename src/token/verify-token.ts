@@ -25,13 +25,19 @@ const MAX_HEADERS = 32;
  * verified are remembered, so a caller cannot fill the memory with forged ones.
  */
 export class TokenVerifier {
-  readonly #keySet: KeySet;
+  /**
+   * The key set of a token's issuer: each accepted issuer's keys are separate, so a key is never
+   * looked up in another accepted issuer's set. A token naming no accepted issuer is checked with
+   * the first issuer's keys, only so that a mismatch is reported (expected vs actual) about a token
+   * whose signature verified; the claim check then refuses it.
+   */
+  readonly #keySetOf: (issuer: unknown) => KeySet;
   readonly #policy: VerifyPolicy;
   readonly #now: () => number;
   readonly #headers = new Map<string, IamTokenHeader>();
 
-  constructor(keySet: KeySet, policy: VerifyPolicy, now: () => number) {
-    this.#keySet = keySet;
+  constructor(keySetOf: (issuer: unknown) => KeySet, policy: VerifyPolicy, now: () => number) {
+    this.#keySetOf = keySetOf;
     this.#policy = policy;
     this.#now = now;
   }
@@ -46,22 +52,23 @@ export class TokenVerifier {
     // level once the claims are checked (the normalised `ars` is written into it).
     const payload = decodeJsonSegment(token, split.first + 1, split.second, 'payload');
     freezeTree(payload, 'payload', false);
-    const keys = this.#keySet.peek(header.kid);
-    if (keys) return this.#finish(token, split, header, payload, keys, known ? undefined : headerSegment);
-    return this.#keySet.resolve(header.kid).then((resolved) => this.#finish(token, split, header, payload, resolved, known ? undefined : headerSegment));
+    const keySet = this.#keySetOf(payload.iss);
+    const keys = keySet.peek(header.kid);
+    if (keys) return this.#finish(keySet, token, split, header, payload, keys, known ? undefined : headerSegment);
+    return keySet.resolve(header.kid).then((resolved) => this.#finish(keySet, token, split, header, payload, resolved, known ? undefined : headerSegment));
   }
 
   clear(): void {
     this.#headers.clear();
   }
 
-  #finish(token: string, split: CompactSplit, header: IamTokenHeader, payload: Record<string, unknown>, keys: readonly VerificationKey[], newHeaderSegment: string | undefined): Identity | Promise<Identity> {
+  #finish(keySet: KeySet, token: string, split: CompactSplit, header: IamTokenHeader, payload: Record<string, unknown>, keys: readonly VerificationKey[], newHeaderSegment: string | undefined): Identity | Promise<Identity> {
     const { signingInput, signature } = signedParts(token, split);
     const alg = header.alg as SupportedAlgorithm; // checkHeader allowed it, and options only allow supported ones
     if (!verifiedBy(keys, alg, signingInput, signature)) {
       // Perhaps the IAM replaced the key under this kid: refetch (cooldown-bounded, shared) and
       // verify once more with the new key; a forged token costs at most one refetch per cooldown.
-      const refetch = this.#keySet.refetchAfterFailure?.(header.kid, keys);
+      const refetch = keySet.refetchAfterFailure?.(header.kid, keys);
       if (!refetch) throw new TokenInvalidError('token signature is invalid');
       return refetch.then((fresh) => {
         if (!fresh || !verifiedBy(fresh, alg, signingInput, signature)) throw new TokenInvalidError('token signature is invalid');
