@@ -85,6 +85,9 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
       else res.destroy();
     });
   });
+  // A client trickling a body holds a request for no longer than this (Node's default is 5 min).
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 10_000;
   const listenHost = options.host ?? '127.0.0.1';
   if (!isLoopbackHost(listenHost)) {
     // It mints tokens for any configured actor and its console edits the config: not for a network.

@@ -30,6 +30,18 @@ describe('atomic save', () => {
     expect(await readdir(env.dir)).toStrictEqual(['iam.json']);
   });
 
+  it('keeps a 0644 file 0644 under a restrictive umask (the umask applies to a new file\'s mode)', async () => {
+    env = await startConsoleEnv();
+    await chmod(env.file!, 0o644);
+    const previous = process.umask(0o077);
+    try {
+      await writeFileAtomic(env.file!, '{}');
+    } finally {
+      process.umask(previous);
+    }
+    expect((await stat(env.file!)).mode & 0o777).toBe(0o644);
+  });
+
   it('saves through a symlink to its target, keeping the link', async () => {
     const config = await exampleConfig();
     env = await startConsoleEnv();

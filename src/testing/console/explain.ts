@@ -35,7 +35,7 @@ export interface AccessibleQuery {
 }
 
 export type AccessibleResult =
-  | { outcome: 'listed'; resources: { reference: string; grantedBy: Decision['grantedBy'] }[]; checked: number; changeId: string | undefined }
+  | { outcome: 'listed'; resources: { reference: string; grantedBy: Decision['grantedBy']; roles: readonly string[] }[]; checked: number }
   | { outcome: 'error'; error: { status: number; code: string; message: string } };
 
 export class Explainer {
@@ -54,25 +54,22 @@ export class Explainer {
   }
 
   /**
-   * The resources of one type the token may act on: each reference the token names is put to
-   * `authorize` (the library has no bulk query yet; this is what one would be checked against).
+   * The resources of one type (or the node ids) the token may act on, from the library's own
+   * `accessible` — the token's `ars` and the policy, no per-resource call — with the roles that
+   * grant each; `checked` counts the references of that kind the token names.
    */
   async accessible(query: AccessibleQuery): Promise<AccessibleResult> {
     return this.#withIdentity(query.token, async (authorizer, identity) => {
-      const candidates = new Set<string>();
-      for (const ref of identity.claims.ars) {
-        if (query.type === undefined) ref.n.forEach((n) => candidates.add(n));
-        else ref.c.forEach((c) => { if (c.startsWith(`${query.type ?? ''}=`)) candidates.add(c); });
-      }
-      const resources: { reference: string; grantedBy: Decision['grantedBy'] }[] = [];
-      let changeId: string | undefined;
-      for (const reference of candidates) {
-        const resource: ResourceQuery = query.type === undefined ? { node: reference } : { type: query.type, value: reference.slice(query.type.length + 1) };
-        const decision = await authorizer.authorize(identity, { service: query.service, permission: query.permission, resource });
-        changeId ??= decision.changeId;
-        if (decision.granted) resources.push({ reference, grantedBy: decision.grantedBy });
-      }
-      return { outcome: 'listed', resources, checked: candidates.size, changeId };
+      const { type, service, permission } = query;
+      const kind = type === undefined ? { node: true } : { type };
+      const found = await authorizer.accessible(identity, { service, permission, ...kind, explain: true });
+      const candidates = new Set(identity.claims.ars.flatMap((ref) => (type === undefined ? ref.n : ref.c.filter((c) => c.startsWith(`${type}=`)))));
+      const resources = found.map(({ value, roles }) => ({
+        reference: type === undefined ? value : `${type}=${value}`,
+        grantedBy: { role: roles[0] as string, service, permission },
+        roles,
+      }));
+      return { outcome: 'listed', resources, checked: candidates.size };
     });
   }
 

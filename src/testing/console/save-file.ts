@@ -21,6 +21,8 @@ export async function writeFileAtomic(path: string, text: string): Promise<void>
   const handle = await open(temp, 'wx', mode);
   try {
     try {
+      // The umask applies to open()'s mode: set the file's own mode explicitly.
+      await handle.chmod(mode);
       await handle.writeFile(text, 'utf8');
       await handle.sync();
     } finally {
