@@ -3,7 +3,7 @@
  * verified-token cache together. Each piece lives in its own module; this file only orchestrates.
  */
 import { createDecisionLog } from './decision-log.js';
-import { authenticateFailed, decisionDenied } from './diagnostics.js';
+import { authenticateFailed, authenticateTrace, authorizeTrace, decisionDenied, tokenCacheHit } from './diagnostics.js';
 import { accessibleValues, namesAny, type AccessibleSelector } from './engine/accessible.js';
 import { collectRoles, decideForRoles, noMatchingReference } from './engine/decide.js';
 import { permissionsOf } from './engine/permissions.js';
@@ -62,6 +62,7 @@ export interface ReadyOptions {
   readonly applications?: readonly string[];
 }
 
+/** Verifies tokens and decides permissions; made by {@link createAuthorizer}. */
 export interface Authorizer {
   /** The `mode` option: the default mode of route guards made with this authorizer. */
   readonly mode: 'enforce' | 'report';
@@ -89,6 +90,7 @@ export interface Authorizer {
    * would grant it. Rejects like `authorize` (503 without a usable policy, never a guess).
    */
   accessible(identity: Caller, query: AccessibleQuery & { readonly explain: true }): Promise<AccessibleResource[]>;
+  /** The same, as bare values: `['WVW1', 'WVW7']`. */
   accessible(identity: Caller, query: AccessibleQuery): Promise<string[]>;
   /** The permissions of `service` the caller holds on one resource, each with its granting roles; sorted by key. */
   permissionsFor(identity: Caller, query: PermissionsQuery): Promise<HeldPermission[]>;
@@ -140,7 +142,13 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   };
   let closing: Promise<void> | undefined;
 
-  async function authenticate(authorization: string | undefined): Promise<Identity> {
+  /** Traced only while someone listens (`iam-authz/otel`): otherwise one property check. */
+  function authenticate(authorization: string | undefined): Promise<Identity> {
+    if (!authenticateTrace.hasSubscribers) return verifyBearer(authorization);
+    return authenticateTrace.tracePromise(verifyBearer, {}, undefined, authorization);
+  }
+
+  async function verifyBearer(authorization: string | undefined): Promise<Identity> {
     // One async function with the try around it all: the cache-hit path allocates no extra promise.
     try {
       if (closing) throw new AuthorizerClosedError();
@@ -149,6 +157,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
         const hit = cache.get(token, now());
         if (hit) {
           keySets.get(hit.claims.iss)?.touch?.();
+          if (tokenCacheHit.hasSubscribers) tokenCacheHit.publish(HIT);
           return hit;
         }
       }
@@ -174,7 +183,13 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     ...config.policy,
   });
 
-  async function authorize(identity: Caller, query: AuthorizeQuery): Promise<Decision> {
+  function authorize(identity: Caller, query: AuthorizeQuery): Promise<Decision> {
+    if (!authorizeTrace.hasSubscribers) return decideQuery(identity, query);
+    const context = { service: query.service as unknown, permission: query.permission as unknown };
+    return authorizeTrace.tracePromise(decideQuery, context, undefined, identity, query);
+  }
+
+  async function decideQuery(identity: Caller, query: AuthorizeQuery): Promise<Decision> {
     if (closing) throw new AuthorizerClosedError();
     checkQuery('authorize', query);
     const { service, permission } = query;
@@ -294,6 +309,9 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     },
   };
 }
+
+/** The message of every token-cache-hit event: nothing to say but that it happened. */
+const HIT = Object.freeze({});
 
 /** `Array.isArray` without its narrowing to `any[]`. */
 const isArray: (value: unknown) => boolean = Array.isArray;

@@ -2,7 +2,7 @@
  * Operator events, published on `node:diagnostics_channel` so that any logger or metrics system
  * can subscribe without the library depending on one. Messages never carry a token.
  */
-import { channel } from 'node:diagnostics_channel';
+import { channel, tracingChannel } from 'node:diagnostics_channel';
 
 /** Names of every channel the library publishes on. */
 export const channels = {
@@ -45,6 +45,16 @@ export const channels = {
   decision: 'iam-authz:decision',
   /** `{ service, permission, reference, reason, roles, changeId, sub, app }` for every denial. */
   decisionDenied: 'iam-authz:decision:denied',
+  /** `{}` for every verified-token cache hit (a counter's feed; published only while subscribed). */
+  tokenCacheHit: 'iam-authz:token:cache-hit',
+  /**
+   * Tracing channels (`diagnostics_channel.tracingChannel`, events `start`, `end`, `asyncStart`,
+   * `asyncEnd`, `error`) around `authenticate` (context `{}`) and `authorize` (context
+   * `{ service, permission }`); `result` is the identity or decision. Feeds `iam-authz/otel`'s spans.
+   */
+  authenticateTrace: 'iam-authz:authenticate',
+  /** The tracing channel around `authorize`; see `authenticateTrace`. */
+  authorizeTrace: 'iam-authz:authorize',
 } as const;
 
 export const jwksRefreshed = channel(channels.jwksRefreshed);
@@ -58,3 +68,6 @@ export const policyTokenRefused = channel(channels.policyTokenRefused);
 export const authenticateFailed = channel(channels.authenticateFailed);
 export const decision = channel(channels.decision);
 export const decisionDenied = channel(channels.decisionDenied);
+export const tokenCacheHit = channel(channels.tokenCacheHit);
+export const authenticateTrace = tracingChannel(channels.authenticateTrace);
+export const authorizeTrace = tracingChannel(channels.authorizeTrace);

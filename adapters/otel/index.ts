@@ -1,0 +1,123 @@
+/**
+ * `iam-authz/otel`: an OpenTelemetry bridge fed from the library's diagnostics channels — spans for
+ * `authenticate` and `authorize`, counters for decisions, token-cache hits, authentication
+ * failures and JWKS/policy fetches. `@opentelemetry/api` is an optional peer dependency; nothing
+ * here runs unless `instrumentIamAuthz()` is called, and the channels cost one property check
+ * while nobody listens. Spans and metrics never carry the token.
+ */
+import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel';
+import { metrics, SpanStatusCode, trace, type Attributes, type Meter, type Span, type Tracer } from '@opentelemetry/api';
+import { channels, type Decision, type DecisionEvent, type Identity } from '../../src/index.js';
+
+/** Where the spans and metrics go. */
+export interface IamAuthzInstrumentationOptions {
+  /** Tracer for the `iam-authz.authenticate` / `iam-authz.authorize` spans. Default: `trace.getTracer('iam-authz')` (the global provider). */
+  tracer?: Tracer;
+  /** Meter for the counters. Default: `metrics.getMeter('iam-authz')` (the global provider). */
+  meter?: Meter;
+}
+
+/** A running instrumentation; `disable()` unsubscribes from every channel. */
+export interface IamAuthzInstrumentation {
+  /** Stops producing spans and metrics. Idempotent. */
+  disable(): void;
+}
+
+interface TraceContext {
+  span?: Span;
+  error?: unknown;
+  result?: unknown;
+  service?: unknown;
+  permission?: unknown;
+}
+
+const OPTION_KEYS = ['tracer', 'meter'];
+
+/**
+ * Subscribes to the diagnostics channels and turns them into OpenTelemetry spans and counters:
+ * - spans `iam-authz.authenticate` and `iam-authz.authorize` (service, permission, granted, reason;
+ *   errors recorded with their `code`);
+ * - `iam_authz.decisions` {granted, reason, service, permission, shadow},
+ *   `iam_authz.token_cache.hits`, `iam_authz.authentication.failures` {code},
+ *   `iam_authz.jwks.fetches` and `iam_authz.policy.fetches` {outcome}.
+ */
+export function instrumentIamAuthz(options: IamAuthzInstrumentationOptions = {}): IamAuthzInstrumentation {
+  if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError('instrumentIamAuthz: options must be an object');
+  for (const key of Object.keys(options)) if (!OPTION_KEYS.includes(key)) throw new TypeError(`instrumentIamAuthz: unknown option "${key}"`);
+  const tracer = options.tracer ?? trace.getTracer('iam-authz');
+  const meter = options.meter ?? metrics.getMeter('iam-authz');
+  const decisions = meter.createCounter('iam_authz.decisions', { description: 'permission decisions (grants and denials)' });
+  const cacheHits = meter.createCounter('iam_authz.token_cache.hits', { description: 'verified-token cache hits' });
+  const authFailures = meter.createCounter('iam_authz.authentication.failures', { description: 'authenticate refusals and failures, by code' });
+  const jwksFetches = meter.createCounter('iam_authz.jwks.fetches', { description: 'JWKS fetches, by outcome' });
+  const policyFetches = meter.createCounter('iam_authz.policy.fetches', { description: 'role-policy fetches, by outcome' });
+
+  const subscriptions: [string, (message: unknown) => void][] = [
+    [channels.decision, (m) => {
+      const e = m as DecisionEvent;
+      decisions.add(1, { granted: e.granted, reason: e.reason, service: e.service, permission: e.permission, shadow: e.shadow });
+    }],
+    [channels.tokenCacheHit, () => { cacheHits.add(1); }],
+    [channels.authenticateFailed, (m) => { authFailures.add(1, { code: (m as { code: string }).code }); }],
+    [channels.jwksRefreshed, () => { jwksFetches.add(1, { outcome: 'ok' }); }],
+    [channels.jwksFailed, (m) => { jwksFetches.add(1, { outcome: 'failed', misconfigured: (m as { misconfigured: boolean }).misconfigured }); }],
+    [channels.policyFetched, () => { policyFetches.add(1, { outcome: 'fetched' }); }],
+    [channels.policyRevalidated, () => { policyFetches.add(1, { outcome: 'revalidated' }); }],
+    [channels.policyChanged, () => { policyFetches.add(1, { outcome: 'changed' }); }],
+    [channels.policyFailed, (m) => { policyFetches.add(1, { outcome: 'failed', misconfigured: (m as { misconfigured: boolean }).misconfigured }); }],
+  ];
+  for (const [name, handler] of subscriptions) subscribe(name, handler);
+
+  const traced = [
+    { channel: tracingChannel<unknown, TraceContext>(channels.authenticateTrace), handlers: spanHandlers(tracer, 'iam-authz.authenticate', identityAttributes) },
+    { channel: tracingChannel<unknown, TraceContext>(channels.authorizeTrace), handlers: spanHandlers(tracer, 'iam-authz.authorize', decisionAttributes) },
+  ];
+  for (const { channel, handlers } of traced) channel.subscribe(handlers);
+
+  let active = true;
+  return {
+    disable() {
+      if (!active) return;
+      active = false;
+      for (const [name, handler] of subscriptions) unsubscribe(name, handler);
+      for (const { channel, handlers } of traced) channel.unsubscribe(handlers);
+    },
+  };
+}
+
+function spanHandlers(tracer: Tracer, name: string, attributesOf: (context: TraceContext) => Attributes) {
+  return {
+    start(context: TraceContext) {
+      const attributes: Attributes = {};
+      if (typeof context.service === 'string') attributes['iam_authz.service'] = context.service;
+      if (typeof context.permission === 'string') attributes['iam_authz.permission'] = context.permission;
+      context.span = tracer.startSpan(name, { attributes });
+    },
+    end() {},
+    asyncStart() {},
+    asyncEnd(context: TraceContext) {
+      const { span } = context;
+      if (!span) return;
+      if (context.error === undefined) span.setAttributes(attributesOf(context));
+      span.end();
+    },
+    error(context: TraceContext) {
+      const { span, error } = context;
+      if (!span) return;
+      const code = (error as { code?: unknown } | null)?.code;
+      // The error's code and class only: a message may name upstream URLs, never the token, but keep spans lean.
+      span.setStatus({ code: SpanStatusCode.ERROR, message: typeof code === 'string' ? code : 'error' });
+      span.setAttribute('iam_authz.error', typeof code === 'string' ? code : (error instanceof Error ? error.name : 'error'));
+    },
+  };
+}
+
+function identityAttributes(context: TraceContext): Attributes {
+  const identity = context.result as Identity | undefined;
+  return identity ? { 'iam_authz.application': identity.claims.app, ...(identity.claims.aud ? { 'iam_authz.tenant': identity.claims.aud } : {}) } : {};
+}
+
+function decisionAttributes(context: TraceContext): Attributes {
+  const decision = context.result as Decision | undefined;
+  return decision ? { 'iam_authz.granted': decision.granted, 'iam_authz.reason': decision.reason } : {};
+}
