@@ -21,7 +21,7 @@ export interface PolicyOptions {
   timeoutMs?: number;
   /** Most applications whose policy is kept (LRU). Default `100`. */
   maxApplications?: number;
-  /** Largest policy body accepted, in bytes. Default `1_048_576` (1 MiB). */
+  /** Largest policy body accepted, in bytes. Default `16_777_216` (16 MiB: about 45,000 roles; a 10,000-role policy is 3.4 MiB). */
   maxBytes?: number;
 }
 
@@ -31,7 +31,7 @@ export const DEFAULT_POLICY: Readonly<Required<PolicyOptions>> = {
   minRefreshIntervalMs: 5_000,
   timeoutMs: 5_000,
   maxApplications: 100,
-  maxBytes: 1_048_576,
+  maxBytes: 16_777_216,
 };
 
 /** Validates `policy` and fills in the defaults. Any combination of values is valid. */

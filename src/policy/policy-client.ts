@@ -28,7 +28,7 @@ import { LRUCache } from 'lru-cache';
 import type { Dispatcher } from 'undici';
 import { PolicyUnavailableError, TokenRejectedError } from '../errors.js';
 import { policyChanged, policyFailed, policyFetched, policyRevalidated, policyStale, policyTokenRefused } from '../diagnostics.js';
-import { compilePolicy } from '../engine/compile-policy.js';
+import { compilePolicyYielding } from '../engine/compile-policy.js';
 import { httpGet, parseJsonBody, UpstreamError } from '../lib/upstream.js';
 import type { RolePolicy } from '../types.js';
 import type { CompiledPolicy } from '../engine/compile-policy.js';
@@ -283,7 +283,8 @@ export class PolicyClient {
         this.#confirm(state, applicationId, previous, false);
         return RECORDED;
       }
-      const policy = compilePolicy(body as RolePolicy);
+      // Large policies are compiled in slices, so that other applications' requests are not held up.
+      const policy = await compilePolicyYielding(body as RolePolicy);
       state.entry = { policy, fetchedAt: config.now() };
       state.lastError = undefined;
       if (previous) {
