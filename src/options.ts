@@ -2,11 +2,12 @@
  * `createAuthorizer` options: their documentation, their defaults, and their validation. Every
  * option is checked once, at construction, with a `TypeError` that names it.
  */
-import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { DecisionEvent } from './decision-log.js';
 import { isJwkSetLike } from './jwks/import-jwks.js';
 import { resolveJwksOptions, type JwksOptions } from './jwks/options.js';
 import { optionChecks } from './lib/option-checks.js';
+import { lazyProxyAgent } from './lib/undici.js';
 import { warnOnce } from './lib/warn-once.js';
 import { resolvePolicyOptions, type PolicyOptions } from './policy/options.js';
 import { resolveTokenCacheOptions, type TokenCacheOptions } from './token/cache-options.js';
@@ -175,7 +176,7 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
   }
   // Created last: nothing after this can throw, so an agent is never left behind unclosed.
   const ownsDispatcher = options.dispatcher === undefined;
-  const dispatcher = options.dispatcher ?? new EnvHttpProxyAgent();
+  const dispatcher = options.dispatcher ?? lazyProxyAgent();
 
   return {
     policyUrl,

@@ -2,7 +2,8 @@
  * `IamTokenClient` options: their documentation, their defaults, and their validation. Every
  * option is checked once, at construction, with a `TypeError` that names it.
  */
-import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { lazyProxyAgent } from '../lib/undici.js';
 import { optionChecks } from '../lib/option-checks.js';
 
 /** Options of {@link IamTokenClient}; validated by its constructor. */
@@ -108,7 +109,7 @@ export function resolveClientOptions(options: IamTokenClientOptions): ResolvedCl
   };
   // Created last, so that a rejected option never leaves an agent behind.
   const ownsDispatcher = dispatcher === undefined;
-  dispatcher ??= new EnvHttpProxyAgent();
+  dispatcher ??= lazyProxyAgent();
   return { ...resolved, dispatcher, ownsDispatcher };
 }
 

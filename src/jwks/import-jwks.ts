@@ -4,7 +4,10 @@
  * small moduli and keys marked for another use are never used.
  */
 import { KeyObject } from 'node:crypto';
-import { calculateJwkThumbprint, importJWK, type JWK } from 'jose';
+import type { JWK } from 'jose';
+
+/** jose, loaded with the first JWK Set (like undici, it is not needed to start a service). */
+let jose: Promise<typeof import('jose')> | undefined;
 
 /** Smallest RSA modulus accepted, in bits (NIST SP 800-131A, RFC 7518 §3.3). */
 export const MIN_RSA_BITS = 2048;
@@ -30,9 +33,10 @@ export function isJwkSetLike(value: unknown): value is { keys: unknown[] } {
 
 /** Imports the usable keys of `jwks`; unusable ones are skipped. `algorithms` filters by `alg`. */
 export async function importJwks(jwks: { keys: unknown[] }, algorithms: ReadonlySet<string>): Promise<KeyIndex> {
+  const { importJWK, calculateJwkThumbprint } = await (jose ??= import('jose'));
   const index = new Map<string, VerificationKey[]>();
   for (const candidate of jwks.keys) {
-    const key = await importOne(candidate as Record<string, unknown>, algorithms);
+    const key = await importOne(candidate as Record<string, unknown>, algorithms, importJWK, calculateJwkThumbprint);
     if (!key) continue;
     const list = index.get(key.kid);
     if (list) list.push(key);
@@ -41,7 +45,9 @@ export async function importJwks(jwks: { keys: unknown[] }, algorithms: Readonly
   return index;
 }
 
-async function importOne(jwk: Record<string, unknown>, algorithms: ReadonlySet<string>): Promise<VerificationKey | undefined> {
+type Jose = typeof import('jose');
+
+async function importOne(jwk: Record<string, unknown>, algorithms: ReadonlySet<string>, importJWK: Jose['importJWK'], calculateJwkThumbprint: Jose['calculateJwkThumbprint']): Promise<VerificationKey | undefined> {
   const { kty, kid, use, alg, n, e } = jwk;
   if (kty !== 'RSA' || typeof kid !== 'string' || kid.length === 0) return undefined;
   if (typeof n !== 'string' || typeof e !== 'string') return undefined;

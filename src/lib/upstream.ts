@@ -3,7 +3,8 @@
  * POST), and the one place that translates undici's errors: a total timeout, a body-size cap and
  * no redirects followed.
  */
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { loadUndici } from './undici.js';
 
 /** Why an upstream call failed; stable strings, used in events and error messages. */
 export type UpstreamFailureReason = 'timeout' | 'network' | 'status' | 'redirect' | 'oversize' | 'malformed';
@@ -144,6 +145,7 @@ function isStaleSocketError(error: unknown): boolean {
 }
 
 async function send(url: string, options: RequestOptions, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  const { request } = await loadUndici();
   return request(url, {
     method: options.method,
     headers: options.headers,
