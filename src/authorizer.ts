@@ -131,6 +131,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     issuers: config.issuers,
     audience: config.audience,
     clockToleranceSec: config.clockToleranceSec,
+    poolVerifications: config.poolVerifications,
   };
   const verifier = new TokenVerifier((issuer) => (typeof issuer === 'string' ? keySets.get(issuer) : undefined) ?? primaryKeySet, verifyRules, config.now);
   const { now, maxTokenBytes } = config;

@@ -72,6 +72,15 @@ export interface AuthorizerOptions {
    * own. `authorize` itself never enforces. Default `'enforce'`.
    */
   mode?: 'enforce' | 'report';
+  /**
+   * Where RSA signatures are checked: `'inline'` on the event loop, or `'threadpool'` in libuv's
+   * thread pool (`crypto.verify` with a callback) while fewer than `maxPoolVerifications` are there,
+   * inline otherwise. The pool wins when the machine has cores to spare for it and many distinct
+   * tokens arrive at once; see the README's Speed section. Default `'inline'`.
+   */
+  verify?: 'inline' | 'threadpool';
+  /** With `verify: 'threadpool'`, most signature checks in the pool at once (more wait no longer than one inline check). Default `16`. */
+  maxPoolVerifications?: number;
   /** Called with a `DecisionEvent` for every grant (sampled) and denial; must not throw. Default: none. */
   onDecision?: (event: DecisionEvent) => void;
   /** Share of grants logged to `onDecision` and `iam-authz:decision`, from 0 to 1; denials are always logged. Default `1`. */
@@ -99,6 +108,8 @@ export interface ResolvedOptions {
   policyToken: (() => Promise<string>) | undefined;
   policy: Required<PolicyOptions>;
   mode: 'enforce' | 'report';
+  /** Signature checks allowed in the thread pool at once; 0 with `verify: 'inline'`. */
+  poolVerifications: number;
   onDecision: ((event: DecisionEvent) => void) | undefined;
   decisionSampleRate: number;
 }
@@ -106,7 +117,7 @@ export interface ResolvedOptions {
 const KNOWN = new Set<string>([
   'baseUrl', 'issuer', 'jwksUri', 'jwks', 'localJwks', 'audience', 'algorithms', 'tokenFormats', 'clockToleranceSec',
   'maxTokenBytes', 'tokenCache', 'dispatcher', 'now', 'policyUrl', 'policyToken', 'policy', 'mode', 'onDecision',
-  'decisionSampleRate',
+  'decisionSampleRate', 'verify', 'maxPoolVerifications',
 ]);
 
 export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
@@ -174,6 +185,9 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
   if (typeof decisionSampleRate !== 'number' || !(decisionSampleRate >= 0 && decisionSampleRate <= 1)) {
     throw new TypeError('createAuthorizer: "decisionSampleRate" must be a number from 0 to 1');
   }
+  const verify: unknown = options.verify ?? 'inline';
+  if (verify !== 'inline' && verify !== 'threadpool') throw new TypeError('createAuthorizer: "verify" must be \'inline\' or \'threadpool\'');
+  const maxPoolVerifications = positiveInt('maxPoolVerifications', options.maxPoolVerifications, 16);
   // Created last: nothing after this can throw, so an agent is never left behind unclosed.
   const ownsDispatcher = options.dispatcher === undefined;
   const dispatcher = options.dispatcher ?? lazyProxyAgent();
@@ -197,6 +211,7 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
     ownsDispatcher,
     now,
     mode,
+    poolVerifications: verify === 'threadpool' ? maxPoolVerifications : 0,
     onDecision: options.onDecision,
     decisionSampleRate,
   };

@@ -16,7 +16,7 @@ import { expressAuthz } from '../../adapters/express/index.js';
 import { fastifyAuthz } from '../../adapters/fastify/index.js';
 
 export const KINDS = [
-  'fastify-bare', 'fastify-iam', 'fastify-iam-nocache', 'fastify-jwt',
+  'fastify-bare', 'fastify-iam', 'fastify-iam-nocache', 'fastify-iam-pool', 'fastify-jwt',
   'express-bare', 'express-iam', 'express-oauth2-jwt-bearer', 'express-jwt',
 ] as const;
 export type ServerKind = (typeof KINDS)[number];
@@ -56,7 +56,7 @@ async function startFastify(): Promise<number> {
       },
     }, async () => reply);
   } else {
-    const authorizer = createAuthorizer(iamOptions(kind === 'fastify-iam-nocache' ? { tokenCache: false } : {}));
+    const authorizer = createAuthorizer(iamOptions(kind === 'fastify-iam-nocache' ? { tokenCache: false } : kind === 'fastify-iam-pool' ? { verify: 'threadpool' } : {}));
     await authorizer.ready();
     const { requirePermission } = fastifyAuthz(authorizer);
     app.get<{ Params: { vin: string } }>('/vehicle/:vin', {

@@ -11,9 +11,12 @@ import { checkClaims, type ClaimPolicy } from './claims.js';
 import { decodeJsonSegment, signedParts, splitCompact, type CompactSplit } from './compact.js';
 import { freezeTree } from './freeze-tree.js';
 import { checkHeader, type HeaderPolicy } from './header.js';
-import { verifySignature, type SupportedAlgorithm } from './signature.js';
+import { verifySignature, verifySignatureInPool, type SupportedAlgorithm } from './signature.js';
 
-export interface VerifyPolicy extends HeaderPolicy, ClaimPolicy {}
+export interface VerifyPolicy extends HeaderPolicy, ClaimPolicy {
+  /** Verifications allowed in libuv's thread pool at once; 0 verifies every signature on the event loop. */
+  poolVerifications: number;
+}
 
 /** Most distinct header segments remembered; an IAM has a handful (one per key and format). */
 const MAX_HEADERS = 32;
@@ -35,6 +38,8 @@ export class TokenVerifier {
   readonly #policy: VerifyPolicy;
   readonly #now: () => number;
   readonly #headers = new Map<string, IamTokenHeader>();
+  /** Signature checks running in the thread pool now; past the limit, the next one runs inline. */
+  #inPool = 0;
 
   constructor(keySetOf: (issuer: unknown) => KeySet, policy: VerifyPolicy, now: () => number) {
     this.#keySetOf = keySetOf;
@@ -65,7 +70,22 @@ export class TokenVerifier {
   #finish(keySet: KeySet, token: string, split: CompactSplit, header: IamTokenHeader, payload: Record<string, unknown>, keys: readonly VerificationKey[], newHeaderSegment: string | undefined): Identity | Promise<Identity> {
     const { signingInput, signature } = signedParts(token, split);
     const alg = header.alg as SupportedAlgorithm; // checkHeader allowed it, and options only allow supported ones
+    if (this.#inPool < this.#policy.poolVerifications) {
+      // Off the event loop while the pool has room; bounded, so a burst cannot queue without end.
+      this.#inPool++;
+      return verifiedInPool(keys, alg, signingInput, signature).finally(() => { this.#inPool--; }).then((ok) => {
+        if (ok) return this.#accept(token, header, payload, newHeaderSegment);
+        return this.#afterFailure(keySet, token, header, payload, keys, alg, signingInput, signature, newHeaderSegment);
+      });
+    }
     if (!verifiedBy(keys, alg, signingInput, signature)) {
+      return this.#afterFailure(keySet, token, header, payload, keys, alg, signingInput, signature, newHeaderSegment);
+    }
+    return this.#accept(token, header, payload, newHeaderSegment);
+  }
+
+  #afterFailure(keySet: KeySet, token: string, header: IamTokenHeader, payload: Record<string, unknown>, keys: readonly VerificationKey[], alg: SupportedAlgorithm, signingInput: Buffer, signature: Buffer, newHeaderSegment: string | undefined): Identity | Promise<Identity> {
+    {
       // Perhaps the IAM replaced the key under this kid: refetch (cooldown-bounded, shared) and
       // verify once more with the new key; a forged token costs at most one refetch per cooldown.
       const refetch = keySet.refetchAfterFailure?.(header.kid, keys);
@@ -75,7 +95,6 @@ export class TokenVerifier {
         return this.#accept(token, header, payload, newHeaderSegment);
       });
     }
-    return this.#accept(token, header, payload, newHeaderSegment);
   }
 
   #accept(token: string, header: IamTokenHeader, payload: Record<string, unknown>, newHeaderSegment: string | undefined): Identity {
@@ -85,6 +104,15 @@ export class TokenVerifier {
     // every request presenting the token, so no request may change what another one sees.
     return Object.freeze({ token, header, claims: Object.freeze(claims) });
   }
+}
+
+/** {@link verifiedBy} in the thread pool, key after key (there is usually one). */
+async function verifiedInPool(keys: readonly VerificationKey[], alg: SupportedAlgorithm, signingInput: Buffer, signature: Buffer): Promise<boolean> {
+  for (const candidate of keys) {
+    if (candidate.alg !== undefined && candidate.alg !== alg) continue;
+    if (await verifySignatureInPool(alg, signingInput, candidate.key, signature)) return true;
+  }
+  return false;
 }
 
 /** True when one of `keys` (allowed for `alg`) verifies `signature` over `signingInput`. */
