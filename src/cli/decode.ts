@@ -1,4 +1,5 @@
 /** `iam-authz decode TOKEN`: prints a token's parts without verifying anything (works offline). */
+import { freezeTree, MAX_JSON_DEPTH } from '../token/freeze-tree.js';
 import { normalizeArs } from '../token/ars.js';
 import { parse, UsageError } from './usage.js';
 
@@ -48,6 +49,12 @@ function decodePart(segment: string, what: string): Record<string, unknown> {
     throw new Error(`the ${what} is not base64url-encoded JSON`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`the ${what} is not a JSON object`);
+  // Printing walks the value recursively (JSON.stringify): bound its depth as the verifier does.
+  try {
+    freezeTree(value, 'payload');
+  } catch {
+    throw new Error(`the ${what} is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  }
   return value as Record<string, unknown>;
 }
 

@@ -35,6 +35,9 @@ test('decode prints header, claims, ars and expiry, and says it did not verify',
   const expired = iam.mintToken({ actor: 'actor-alice', tenantId: 'tenant-1', claims: { exp: Math.floor(nowMs / 1000) - 7200 } });
   expect(describeToken(expired, nowMs)).toMatch(/EXPIRED 2 hours ago/);
   expect(() => describeToken('nope', nowMs)).toThrow(/compact JWS/);
+  // A payload 100,000 levels deep is refused with a message, not a RangeError from printing it.
+  const deep = `${Buffer.from('{"alg":"RS256"}').toString('base64url')}.${Buffer.from(`{"x":${'['.repeat(100_000)}${']'.repeat(100_000)}}`).toString('base64url')}.c2ln`;
+  expect(() => describeToken(deep, nowMs)).toThrow(/nested deeper than 32 levels/);
   expect(relative(-1000)).toBe('1 second ago');
   expect(relative(3 * 86_400_000)).toBe('in 3 days');
 });
