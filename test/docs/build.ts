@@ -1,10 +1,11 @@
 /**
  * The documentation tests check the package as it ships: the built types in dist/. A fresh
  * `npm ci && npm test` has no dist/, and a developer's may be older than the sources, so build
- * (tsc -p tsconfig.build.json, the `npm run build` compiler step) when dist/ is missing or stale.
+ * (the steps of `npm run build` but its `rm -rf dist`, which would pull dist/ from under other test
+ * files: both tsc projects and the console page's assets) when dist/ is missing or stale.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { copyFileSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
@@ -28,4 +29,6 @@ export function ensureBuilt(root: string): void {
   if (built >= sources) return;
   const tsc = createRequire(join(root, 'package.json')).resolve('typescript/bin/tsc');
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'pipe' });
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'src/testing/console/web/tsconfig.json')], { cwd: root, stdio: 'pipe' });
+  for (const asset of ['page.html', 'page.css']) copyFileSync(join(root, 'src/testing/console/web', asset), join(root, 'dist/src/testing/console/web', asset));
 }
