@@ -6,6 +6,8 @@
 import type { Dispatcher } from 'undici';
 import { loadUndici } from './undici.js';
 
+type Undici = typeof import('undici');
+
 /** Why an upstream call failed; stable strings, used in events and error messages. */
 export type UpstreamFailureReason = 'timeout' | 'network' | 'status' | 'redirect' | 'oversize' | 'malformed';
 
@@ -108,6 +110,8 @@ export interface RequestOptions extends GetOptions {
  * body, rejects with an {@link UpstreamError} on any failure. Never follows a redirect.
  */
 export async function httpRequest(url: string, options: RequestOptions): Promise<GetResult> {
+  // Loading the HTTP client (once per process) is not the upstream's time: start the clock after it.
+  const { request } = await loadUndici();
   const controller = new AbortController();
   const timer = setTimeout(() => {
     controller.abort(new UpstreamError('timeout', `${options.method} ${url}: no complete answer within ${options.timeoutMs} ms`));
@@ -118,14 +122,14 @@ export async function httpRequest(url: string, options: RequestOptions): Promise
   try {
     let res: Dispatcher.ResponseData;
     try {
-      res = await send(url, options, controller.signal);
+      res = await send(request, url, options, controller.signal);
     } catch (error) {
       // A pooled keep-alive socket the server closed before answering fails the request before any
       // response byte. A GET is idempotent: retry it once (undici drops the dead socket, so the
       // retry goes out on another connection); a second failure is an outage. Never a POST, never
       // a timeout or an abort, never more than once.
       if (options.method !== 'GET' || controller.signal.aborted || !isStaleSocketError(error)) throw error;
-      res = await send(url, options, controller.signal);
+      res = await send(request, url, options, controller.signal);
     }
     return await readAnswer(url, res, options);
   } catch (error) {
@@ -144,8 +148,7 @@ function isStaleSocketError(error: unknown): boolean {
   return typeof code === 'string' && STALE_SOCKET_CODES.has(code);
 }
 
-async function send(url: string, options: RequestOptions, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
-  const { request } = await loadUndici();
+async function send(request: Undici['request'], url: string, options: RequestOptions, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
   return request(url, {
     method: options.method,
     headers: options.headers,
