@@ -89,7 +89,8 @@ export class IamAuthzModule implements OnApplicationShutdown {
       { provide: APP_FILTER, useClass: IamExceptionFilter },
     ];
     if (globalGuard) providers.push({ provide: APP_GUARD, useExisting: IamGuard });
-    return { module: IamAuthzModule, global: true, imports, providers, exports: [IAM_AUTHORIZER, IamGuard] };
+    // @UseGuards(IamGuard) instantiates the guard in the controller's module: it needs the core there.
+    return { module: IamAuthzModule, global: true, imports, providers, exports: [IAM_AUTHORIZER, IAM_AUTHZ_CORE, IamGuard] };
   }
 }
 Module({})(IamAuthzModule);
