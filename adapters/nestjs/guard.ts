@@ -89,6 +89,15 @@ export function locate(context: ExecutionContext): Located {
 }
 
 /**
+ * Gateways answer only `WsException`s to the client (with `{ status: 'error', message }` on the
+ * `exception` event); loaded on first use so that HTTP-only applications need no @nestjs/websockets.
+ */
+async function wsException(answer: ErrorResponse): Promise<Error> {
+  const { WsException } = await import('@nestjs/websockets');
+  return new WsException({ ...answer.body });
+}
+
+/**
  * Checks each request against its handler's (or controller's) requirement: `@RequirePermission`,
  * `@Authenticated()`, `@Public()`; without any, a valid token is required (fail closed). Sets
  * `iam` on the request (the socket for WebSocket) for `@Iam()`.
@@ -114,7 +123,9 @@ export class IamGuard implements CanActivate {
       state = await this.#guardFor(requirement)(authorization, view);
     } catch (error) {
       if (!(error instanceof IamAuthzError)) throw error;
-      throw new IamHttpException(error, this.#core.guards.errorResponse(error));
+      const answer = this.#core.guards.errorResponse(error);
+      if (context.getType() === 'ws') throw await wsException(answer);
+      throw new IamHttpException(error, answer);
     }
     if (holder) holder.iam = state;
     return true;
