@@ -98,6 +98,16 @@ async function wsException(answer: ErrorResponse): Promise<Error> {
 }
 
 /**
+ * A GraphQL error whose `extensions` are the problem body (`extensions.code` is the library's code,
+ * `extensions.status` the HTTP status the other adapters send). A resolver's error is a field error:
+ * the HTTP answer stays 200 with `errors[]`, as GraphQL over HTTP has it.
+ */
+async function graphqlError(answer: ErrorResponse): Promise<Error> {
+  const { GraphQLError } = await import('graphql');
+  return new GraphQLError(answer.body.detail, { extensions: { ...answer.body } });
+}
+
+/**
  * Checks each request against its handler's (or controller's) requirement: `@RequirePermission`,
  * `@Authenticated()`, `@Public()`; without any, a valid token is required (fail closed). Sets
  * `iam` on the request (the socket for WebSocket) for `@Iam()`.
@@ -124,7 +134,9 @@ export class IamGuard implements CanActivate {
     } catch (error) {
       if (!(error instanceof IamAuthzError)) throw error;
       const answer = this.#core.guards.errorResponse(error);
-      if (context.getType() === 'ws') throw await wsException(answer);
+      const type = context.getType<string>();
+      if (type === 'ws') throw await wsException(answer);
+      if (type === 'graphql') throw await graphqlError(answer);
       throw new IamHttpException(error, answer);
     }
     if (holder) holder.iam = state;
