@@ -1,6 +1,6 @@
 /**
  * `iam-authz/nestjs`: `IamAuthzModule`, `IamGuard` and the `@RequirePermission`, `@Authenticated`,
- * `@Public` and `@Iam` decorators for NestJS 10 and 11 (Express and Fastify platforms, GraphQL,
+ * `@Public` and `@Iam` decorators for NestJS 11 (Express and Fastify platforms, GraphQL,
  * WebSocket gateways). Imports only the public core and Nest.
  */
 export { IamAuthzModule, IAM_AUTHORIZER, type IamAuthzModuleOptions, type IamAuthzAsyncOptions, type NestAuthzOptions } from './module.js';
