@@ -12,7 +12,7 @@ import { io, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { IamState } from '../../src/index.js';
 import { startDevIam, type DevIam } from '../../src/testing/index.js';
-import { Authenticated, Iam, IamAuthzModule, IamGuard, RequirePermission } from '../../adapters/nestjs/index.js';
+import { Authenticated, Iam, IamAuthzModule, IamGuard, Public, RequirePermission } from '../../adapters/nestjs/index.js';
 
 const config = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));
 let iam: DevIam;
@@ -29,6 +29,12 @@ class VehicleGateway {
   @RequirePermission('vehicle-service', 'READ', 'VIN', (view) => (view.body as { vin?: unknown } | undefined)?.vin as string | undefined)
   read(@MessageBody() body: { vin: string }, @Iam() state: IamState) {
     return { vin: body.vin, sub: state.claims.sub, reference: state.decision?.reference };
+  }
+
+  @SubscribeMessage('ping')
+  @Public()
+  ping(@Iam() state: IamState | undefined) {
+    return { iam: state ?? null };
   }
 
   @SubscribeMessage('whoami')
@@ -80,6 +86,9 @@ test('auth: { token }: granted and denied messages on one connection', async () 
   // Nest emits an object WsException's payload as is: the problem body the HTTP answer would carry.
   expect(denied).toEqual({ exception: { type: 'about:blank', title: 'Forbidden', status: 403, detail: 'the caller lacks the permission this request needs', code: 'ERR_PERMISSION_DENIED' } });
   expect(await send(socket, 'read', 'not an object')).toMatchObject({ exception: { status: 403, code: 'ERR_PERMISSION_DENIED' } });
+  // A public message after a granted one does not inherit its identity.
+  expect(await send(socket, 'whoami', {})).toEqual({ ack: { sub: 'actor-alice' } });
+  expect(await send(socket, 'ping', {})).toEqual({ ack: { iam: null } });
 });
 
 test('the handshake Authorization header works too; no token and a forged one are refused', async () => {
