@@ -84,6 +84,15 @@ describe('iam-authz/fetch', () => {
     expect(seen).toEqual(['ERR_TOKEN_MISSING GET']);
   });
 
+  test('hostile Authorization values end in 401, never a throw', async () => {
+    const { authenticate } = createFetchGuards(authorizer);
+    for (const value of [`Bearer ${'a'.repeat(1_000_000)}`, 'Bearer a.b.c', `Bearer ${'x.'.repeat(10_000)}`, 'Basic Zm9vOmJhcg==', `bearer ${alice}x`]) {
+      const result = await authenticate()(new Request('http://vehicles.test/me', { headers: { authorization: value } }));
+      expect(result).toBeInstanceOf(Response);
+      expect((result as Response).status).toBe(401);
+    }
+  });
+
   test('options are validated at construction', () => {
     expect(() => createFetchGuards(authorizer, { onError: 'x' as never })).toThrow(/"onError"/);
     expect(() => createFetchGuards(authorizer, { realm: '' })).toThrow(/"realm"/);
