@@ -13,6 +13,8 @@ import type { Authorizer, GuardOptions } from '../../src/index.js';
 import { expressAuthz } from '../../adapters/express/index.js';
 import { koaAuthz } from '../../adapters/koa/index.js';
 import { fastifyAuthz, iamAuthz } from '../../adapters/fastify/index.js';
+import { startFetchApp, startHonoApp } from './apps-fetch.js';
+import { startNestApp } from './apps-nest.js';
 
 export interface RunningApp {
   url: string;
@@ -23,8 +25,8 @@ export interface RunningApp {
 
 /** Guard options shared by all frameworks, plus Express's `passErrors`. */
 export type AppOptions = GuardOptions & { passErrors?: boolean };
-export type Framework = 'express' | 'express4' | 'koa' | 'fastify';
-export const FRAMEWORKS: readonly Framework[] = ['express', 'express4', 'koa', 'fastify'];
+export type Framework = 'express' | 'express4' | 'koa' | 'fastify' | 'hono' | 'fetch' | 'nest-express' | 'nest-fastify';
+export const FRAMEWORKS: readonly Framework[] = ['express', 'express4', 'koa', 'fastify', 'hono', 'fetch', 'nest-express', 'nest-fastify'];
 
 const boom = (): string => { throw new Error('resolver failed'); };
 const later = (v: string | undefined): Promise<string | undefined> => new Promise((r) => setTimeout(() => { r(v); }, 5));
@@ -65,6 +67,9 @@ function buildExpress(make: typeof express, authorizer: Authorizer, options: App
 }
 
 export async function startApp(framework: Framework, authorizer: Authorizer, options: AppOptions = {}): Promise<RunningApp> {
+  if (framework === 'hono') return startHonoApp(authorizer, options);
+  if (framework === 'fetch') return startFetchApp(authorizer, options);
+  if (framework === 'nest-express' || framework === 'nest-fastify') return startNestApp(framework === 'nest-express' ? 'express' : 'fastify', authorizer, options);
   if (framework === 'express' || framework === 'express4') {
     const { app, handled } = buildExpress((framework === 'express' ? express : express4), authorizer, options);
     const server = app.listen(0, '127.0.0.1');

@@ -11,6 +11,9 @@ import type { Loopback } from '../helpers/loopback.js';
 import { startPolicyServer, type PolicyServer } from '../helpers/policy-server.js';
 import { FRAMEWORKS, startApp } from './apps.js';
 
+// NestJS declares its requirements with decorators; the routes below are the function adapters'.
+const FUNCTION_ADAPTERS = FRAMEWORKS.filter((f) => !f.startsWith('nest-'));
+
 let jwks: Loopback;
 let policy: PolicyServer;
 let enforcing: Authorizer;
@@ -37,7 +40,7 @@ async function get(url: string, authorization?: string): Promise<{ status: numbe
   return { status: res.status, body: text ? JSON.parse(text) as Record<string, any> : {} };
 }
 
-describe.each(FRAMEWORKS)('%s', (framework) => {
+describe.each(FUNCTION_ADAPTERS)('%s', (framework) => {
   test('requireAnyPermission: READ suffices where WRITE is missing; none held is the usual 403', async () => {
     const app = await startApp(framework, enforcing);
     try {

@@ -84,6 +84,8 @@ const OPTIONS: ts.CompilerOptions = {
   verbatimModuleSyntax: true,
   isolatedModules: true,
   skipLibCheck: true,
+  // NestJS snippets use Nest's (legacy) decorators, as every Nest project enables them.
+  experimentalDecorators: true,
   noEmit: true,
 };
 

@@ -1,0 +1,66 @@
+/**
+ * `iam-authz/fetch`: guards for WHATWG `Request`/`Response` runtimes (Next.js route handlers and
+ * middleware, Bun.serve, Deno.serve, undici/Node servers). A guard resolves with the state, or
+ * with a ready problem+json `Response` to return as is. A thin shim over the core's
+ * framework-neutral guards; it imports only the public core.
+ */
+import { createGuards, IamAuthzError, wrapGuards, type AuthenticateOptions, type Authorizer, type ErrorResponse, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/index.js';
+
+export interface FetchAuthzOptions extends GuardOptions {
+  /** Renders 401/403/503 yourself instead of the default problem+json `Response`. Default: none. */
+  onError?: (error: IamAuthzError, request: Request) => Response | Promise<Response>;
+}
+
+/**
+ * A guard over a `Request`: resolves with the {@link IamState} when the caller may go on, or with
+ * the refusal `Response` (401/403/503) to return. Rejects only with what a resource resolver threw.
+ */
+/** Resolves with the caller's state, or with the refusal `Response` (401/403/503) to return as is. */
+export type FetchGuard<R extends Request = Request> = (request: R) => Promise<IamState | Response>;
+
+/** As {@link FetchGuard}, and `undefined` for a request without `Authorization` (`authenticate({ optional: true })`). */
+export type OptionalFetchGuard<R extends Request = Request> = (request: R) => Promise<IamState | Response | undefined>;
+
+/** `{ authenticate(), requirePermission(service, permission, type, resolve) | (…, { node: resolve }) }` over `Request`s. */
+export interface FetchAuthz<R extends Request = Request> extends Omit<GuardFactory<R, FetchGuard<R>>, 'authenticate'> {
+  /** A guard that verifies the bearer token. */
+  authenticate(): FetchGuard<R>;
+  /** With `optional: true`, a request without `Authorization` resolves with `undefined` (anonymous). */
+  authenticate(options: AuthenticateOptions): OptionalFetchGuard<R>;
+  /** The refusal `Response` for an `IamAuthzError` (for errors you catch yourself, e.g. from `authorizer.authorize`). */
+  errorResponse(error: IamAuthzError, request?: Request): Response;
+}
+
+/**
+ * Guards over `authorizer` for Fetch-API runtimes: 401/403/503 as RFC 6750 challenges with
+ * problem+json bodies, the same as the Express, Koa and Fastify adapters. Throws a `TypeError`
+ * for an invalid option.
+ */
+export function createFetchGuards<R extends Request = Request>(authorizer: Authorizer, options: FetchAuthzOptions = {}): FetchAuthz<R> {
+  const { onError, ...guardOptions } = options;
+  if (onError !== undefined && typeof onError !== 'function') throw new TypeError('createFetchGuards: "onError" must be a function');
+  const guards = createGuards<R>(authorizer, guardOptions, 'createFetchGuards');
+
+  const errorResponse = (error: IamAuthzError, request?: Request): Response => toResponse(guards.errorResponse(error), request?.method);
+
+  function fetchGuard(guard: Guard<R>): OptionalFetchGuard<R> {
+    return async function iamAuthzGuard(request: R): Promise<IamState | Response | undefined> {
+      try {
+        return await guard(request.headers.get('authorization') ?? undefined, request);
+      } catch (error) {
+        if (!(error instanceof IamAuthzError) || guards.passErrors) throw error;
+        return onError ? await onError(error, request) : errorResponse(error, request);
+      }
+    };
+  }
+
+  // Only an optional authenticate() resolves with undefined; the other guards always have a state.
+  return { ...(wrapGuards(guards, fetchGuard) as unknown as Omit<FetchAuthz<R>, 'errorResponse'>), errorResponse };
+}
+
+/** The `Response` for an {@link ErrorResponse}: its status and headers, and the problem+json body (none for HEAD). */
+export function toResponse(answer: ErrorResponse, method?: string): Response {
+  const headers = new Headers(answer.headers);
+  headers.set('content-type', 'application/problem+json');
+  return new Response(method === 'HEAD' ? null : JSON.stringify(answer.body), { status: answer.status, headers });
+}

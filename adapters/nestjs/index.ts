@@ -1,0 +1,8 @@
+/**
+ * `iam-authz/nestjs`: `IamAuthzModule`, `IamGuard` and the `@RequirePermission`, `@Authenticated`,
+ * `@Public` and `@Iam` decorators for NestJS 11 (Express and Fastify platforms, GraphQL,
+ * WebSocket gateways). Imports only the public core and Nest.
+ */
+export { IamAuthzModule, IAM_AUTHORIZER, type IamAuthzModuleOptions, type IamAuthzAsyncOptions, type NestAuthzOptions } from './module.js';
+export { IamGuard, IamHttpException, IamExceptionFilter, Iam } from './guard.js';
+export { RequirePermission, Authenticated, Public, IAM_REQUIREMENT, type IamRequestView, type IamRequirement, type NestResourceResolver } from './requirements.js';

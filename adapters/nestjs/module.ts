@@ -1,0 +1,97 @@
+/**
+ * `IamAuthzModule`: one `Authorizer` per application (created from options, or yours), injectable as
+ * `IAM_AUTHORIZER`; `IamGuard` (global by default) and its exception filter; the authorizer it
+ * created is closed on application shutdown.
+ */
+import { Inject, Module, type DynamicModule, type FactoryProvider, type ModuleMetadata, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { createAuthorizer, createGuards, type Authorizer, type AuthorizerOptions, type GuardOptions } from '../../src/index.js';
+import { IAM_AUTHZ_CORE, IamExceptionFilter, IamGuard, type IamAuthzCore } from './guard.js';
+import type { IamRequestView } from './requirements.js';
+
+/** Injection token of the module's `Authorizer`. */
+export const IAM_AUTHORIZER = 'iam-authz:authorizer';
+
+/** The adapter's own options (the response options every adapter shares). */
+export type NestAuthzOptions = GuardOptions;
+
+/**
+ * `createAuthorizer` options plus the adapter options, or `{ authorizer }` to use one you made (it is
+ * then yours to close) plus the adapter options.
+ */
+export type IamAuthzModuleOptions = (AuthorizerOptions & NestAuthzOptions & { authorizer?: never }) | (NestAuthzOptions & { authorizer: Authorizer });
+
+export interface IamAuthzAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  /** Builds the options, e.g. from `ConfigService`. */
+  useFactory: (...args: never[]) => IamAuthzModuleOptions | Promise<IamAuthzModuleOptions>;
+  /** What `useFactory` receives. Default `[]`. */
+  inject?: FactoryProvider['inject'];
+  /** Register `IamGuard` for every route (`APP_GUARD`). Default `true`. */
+  globalGuard?: boolean;
+}
+
+interface Built extends IamAuthzCore {
+  readonly authorizer: Authorizer;
+  /** Created here, so closed here. */
+  readonly owned: boolean;
+}
+
+function build(options: IamAuthzModuleOptions): Built {
+  if (typeof (options as unknown) !== 'object' || (options as unknown) === null) throw new TypeError('IamAuthzModule: options must be an object');
+  const { realm, exposeDecision, retryAfterSec, authorizer: given, ...rest } = options as NestAuthzOptions & { authorizer?: Authorizer } & Record<string, unknown>;
+  const guardOptions: GuardOptions = {};
+  if (realm !== undefined) guardOptions.realm = realm;
+  if (exposeDecision !== undefined) guardOptions.exposeDecision = exposeDecision;
+  if (retryAfterSec !== undefined) guardOptions.retryAfterSec = retryAfterSec;
+  const extra = Object.keys(rest)[0];
+  if (given !== undefined && extra !== undefined) throw new TypeError(`IamAuthzModule: "${extra}" cannot be given with "authorizer"`);
+  const authorizer = given ?? createAuthorizer(rest);
+  try {
+    return { authorizer, owned: given === undefined, guards: createGuards<IamRequestView>(authorizer, guardOptions) };
+  } catch (error) {
+    if (given === undefined) void authorizer.close();
+    throw error;
+  }
+}
+
+/** `IamAuthzModule.forRoot(options)` / `forRootAsync({ imports, useFactory, inject })`; global. */
+export class IamAuthzModule implements OnApplicationShutdown {
+  readonly #built: Built;
+  constructor(built: Built) {
+    this.#built = built;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.#built.owned) await this.#built.authorizer.close();
+  }
+
+  /** Options are validated here (`TypeError` naming the option); `globalGuard: false` leaves `@UseGuards(IamGuard)` to you. */
+  static forRoot(options: IamAuthzModuleOptions & { globalGuard?: boolean }): DynamicModule {
+    const { globalGuard = true, ...rest } = options;
+    const built = build(rest);
+    return IamAuthzModule.#module([{ provide: IAM_AUTHZ_CORE, useValue: built }], globalGuard, []);
+  }
+
+  /** Options from a factory (e.g. `ConfigService`); validated when the module is instantiated. */
+  static forRootAsync(options: IamAuthzAsyncOptions): DynamicModule {
+    const { globalGuard = true, useFactory, inject = [], imports = [] } = options;
+    if (typeof useFactory !== 'function') throw new TypeError('IamAuthzModule.forRootAsync: "useFactory" must be a function');
+    const provider: Provider = { provide: IAM_AUTHZ_CORE, useFactory: async (...args: never[]) => build(await useFactory(...args)), inject };
+    return IamAuthzModule.#module([provider], globalGuard, imports);
+  }
+
+  static #module(core: Provider[], globalGuard: boolean, imports: NonNullable<ModuleMetadata['imports']>): DynamicModule {
+    if (typeof globalGuard !== 'boolean') throw new TypeError('IamAuthzModule: "globalGuard" must be a boolean');
+    const providers: Provider[] = [
+      ...core,
+      { provide: IAM_AUTHORIZER, useFactory: (built: Built) => built.authorizer, inject: [IAM_AUTHZ_CORE] },
+      IamGuard,
+      { provide: APP_FILTER, useClass: IamExceptionFilter },
+    ];
+    if (globalGuard) providers.push({ provide: APP_GUARD, useExisting: IamGuard });
+    // @UseGuards(IamGuard) instantiates the guard in the controller's module: it needs the core there.
+    return { module: IamAuthzModule, global: true, imports, providers, exports: [IAM_AUTHORIZER, IAM_AUTHZ_CORE, IamGuard] };
+  }
+}
+Module({})(IamAuthzModule);
+Inject(IAM_AUTHZ_CORE)(IamAuthzModule, undefined, 0);
