@@ -118,6 +118,7 @@ export class IamGuard implements CanActivate {
   readonly #authenticate: Guard<IamRequestView>;
   readonly #cache = new WeakMap<IamRequirement, Guard<IamRequestView>>();
 
+  /** @internal Made by Nest's injector (`APP_GUARD` or `@UseGuards(IamGuard)`). */
   constructor(reflector: Reflector, core: IamAuthzCore) {
     this.#reflector = reflector;
     this.#core = core;

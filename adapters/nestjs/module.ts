@@ -19,7 +19,15 @@ export type NestAuthzOptions = GuardOptions;
  * `createAuthorizer` options plus the adapter options, or `{ authorizer }` to use one you made (it is
  * then yours to close) plus the adapter options.
  */
-export type IamAuthzModuleOptions = (AuthorizerOptions & NestAuthzOptions & { authorizer?: never }) | (NestAuthzOptions & { authorizer: Authorizer });
+export type IamAuthzModuleOptions =
+  | (AuthorizerOptions & NestAuthzOptions & {
+    /** Not with `createAuthorizer` options. */
+    authorizer?: never;
+  })
+  | (NestAuthzOptions & {
+    /** An authorizer you made and will close yourself. */
+    authorizer: Authorizer;
+  });
 
 export interface IamAuthzAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
   /** Builds the options, e.g. from `ConfigService`. */
@@ -57,10 +65,12 @@ function build(options: IamAuthzModuleOptions): Built {
 /** `IamAuthzModule.forRoot(options)` / `forRootAsync({ imports, useFactory, inject })`; global. */
 export class IamAuthzModule implements OnApplicationShutdown {
   readonly #built: Built;
+  /** @internal Made by Nest from the module's providers. */
   constructor(built: Built) {
     this.#built = built;
   }
 
+  /** Closes the authorizer when the module created it (one given as `authorizer` stays yours). */
   async onApplicationShutdown(): Promise<void> {
     if (this.#built.owned) await this.#built.authorizer.close();
   }

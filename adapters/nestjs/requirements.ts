@@ -31,10 +31,36 @@ export type NestResourceResolver = ResourceResolver<IamRequestView>;
 
 /** What a handler or controller requires; the guard builds (and caches) one core guard per requirement. */
 export type IamRequirement =
-  | { readonly kind: 'public' }
-  | { readonly kind: 'authenticated' }
-  | { readonly kind: 'permission'; readonly service: string; readonly permission: string; readonly type: string; readonly resolve: NestResourceResolver }
-  | { readonly kind: 'node'; readonly service: string; readonly permission: string; readonly resolve: NestResourceResolver };
+  | {
+    /** `@Public()`: no token needed. */
+    readonly kind: 'public';
+  }
+  | {
+    /** `@Authenticated()`: a valid token, no permission. */
+    readonly kind: 'authenticated';
+  }
+  | {
+    /** `@RequirePermission(service, permission, type, resolve)`. */
+    readonly kind: 'permission';
+    /** The service key. */
+    readonly service: string;
+    /** The permission key. */
+    readonly permission: string;
+    /** The reference type (`VIN`). */
+    readonly type: string;
+    /** Reads the reference value from the request view. */
+    readonly resolve: NestResourceResolver;
+  }
+  | {
+    /** `@RequirePermission(service, permission, { node: resolve })`. */
+    readonly kind: 'node';
+    /** The service key. */
+    readonly service: string;
+    /** The permission key. */
+    readonly permission: string;
+    /** Reads the node id from the request view. */
+    readonly resolve: NestResourceResolver;
+  };
 
 /**
  * Requires `permission` of `service` on `TYPE=resolve(view)` (or, with `{ node }`, on a node id).
