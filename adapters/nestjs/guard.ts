@@ -149,17 +149,22 @@ export class IamGuard implements CanActivate {
   }
 
   #guardFor(requirement: IamRequirement | undefined): Guard<IamRequestView> {
-    if (requirement === undefined || requirement.kind === 'authenticated' || requirement.kind === 'public') return this.#authenticate;
+    if (requirement === undefined || requirement.kind === 'public' || (requirement.kind === 'authenticated' && requirement.optional !== true)) return this.#authenticate;
     let guard = this.#cache.get(requirement);
     if (guard === undefined) {
       const { guards } = this.#core;
-      guard = requirement.kind === 'node'
-        ? guards.requirePermission(requirement.service, requirement.permission, { node: requirement.resolve })
-        : guards.requirePermission(requirement.service, requirement.permission, requirement.type, requirement.resolve);
+      switch (requirement.kind) {
+        case 'authenticated': guard = guards.authenticate({ optional: true }); break;
+        case 'node': guard = guards.requirePermission(requirement.service, requirement.permission, { node: requirement.resolve }, requirement.options); break;
+        case 'permission': guard = guards.requirePermission(requirement.service, requirement.permission, requirement.type, requirement.resolve, requirement.options); break;
+        case 'any-node': guard = guards.requireAnyPermission(requirement.service, requirement.permissions, { node: requirement.resolve }, requirement.options); break;
+        case 'any': guard = guards.requireAnyPermission(requirement.service, requirement.permissions, requirement.type, requirement.resolve, requirement.options); break;
+      }
       this.#cache.set(requirement, guard);
     }
     return guard;
   }
+
 }
 Injectable()(IamGuard);
 Inject(Reflector)(IamGuard, undefined, 0);

@@ -5,4 +5,4 @@
  */
 export { IamAuthzModule, IAM_AUTHORIZER, type IamAuthzModuleOptions, type IamAuthzAsyncOptions, type NestAuthzOptions } from './module.js';
 export { IamGuard, IamHttpException, IamExceptionFilter, Iam } from './guard.js';
-export { RequirePermission, Authenticated, Public, IAM_REQUIREMENT, type IamRequestView, type IamRequirement, type NestResourceResolver } from './requirements.js';
+export { RequirePermission, RequireAnyPermission, Authenticated, Public, IAM_REQUIREMENT, type IamRequestView, type IamRequirement, type NestResourceResolver } from './requirements.js';

@@ -46,14 +46,16 @@ interface Built extends IamAuthzCore {
 
 function build(options: IamAuthzModuleOptions): Built {
   if (typeof (options as unknown) !== 'object' || (options as unknown) === null) throw new TypeError('IamAuthzModule: options must be an object');
-  const { realm, exposeDecision, retryAfterSec, authorizer: given, ...rest } = options as NestAuthzOptions & { authorizer?: Authorizer } & Record<string, unknown>;
+  const { realm, exposeDecision, retryAfterSec, mode, authorizer: given, ...rest } = options as NestAuthzOptions & { authorizer?: Authorizer } & Record<string, unknown>;
   const guardOptions: GuardOptions = {};
+  // `mode` is the module's default for its routes (a route's own { mode } wins), as an adapter's is.
+  if (mode !== undefined) guardOptions.mode = mode;
   if (realm !== undefined) guardOptions.realm = realm;
   if (exposeDecision !== undefined) guardOptions.exposeDecision = exposeDecision;
   if (retryAfterSec !== undefined) guardOptions.retryAfterSec = retryAfterSec;
   const extra = Object.keys(rest)[0];
   if (given !== undefined && extra !== undefined) throw new TypeError(`IamAuthzModule: "${extra}" cannot be given with "authorizer"`);
-  const authorizer = given ?? createAuthorizer(rest);
+  const authorizer = given ?? createAuthorizer(rest as AuthorizerOptions);
   try {
     return { authorizer, owned: given === undefined, guards: createGuards<IamRequestView>(authorizer, guardOptions) };
   } catch (error) {

@@ -8,7 +8,7 @@ import { Controller, Get, HttpCode, Options, Put, type INestApplication, type Ty
 import { Test } from '@nestjs/testing';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { Authorizer, IamState } from '../../src/index.js';
-import { Authenticated, Iam, IamAuthzModule, RequirePermission, type IamRequestView } from '../../adapters/nestjs/index.js';
+import { Authenticated, Iam, IamAuthzModule, RequireAnyPermission, RequirePermission, type IamRequestView } from '../../adapters/nestjs/index.js';
 import type { AppOptions, RunningApp } from './apps.js';
 
 const boom = (): string => { throw new Error('resolver failed'); };
@@ -27,7 +27,7 @@ function route(controller: Type, method: string, ...decorators: Decorate[]): voi
 function vehicleController(handled: { count: number }): Type {
   const reply = (iam: IamState | undefined) => {
     handled.count++;
-    return { sub: iam?.claims.sub, decision: iam?.decision ?? null };
+    return { sub: iam?.claims.sub, decision: iam?.decision ?? null, shadow: iam?.shadow ?? false, anonymous: iam === undefined };
   };
   class VehicleController {
     read(iam?: IamState) { return reply(iam); }
@@ -38,6 +38,11 @@ function vehicleController(handled: { count: number }): Type {
     multi(iam?: IamState) { return reply(iam); }
     empty(iam?: IamState) { return reply(iam); }
     me(iam?: IamState) { return reply(iam); }
+    optional(iam?: IamState) { return reply(iam); }
+    any(iam?: IamState) { return reply(iam); }
+    anymulti(iam?: IamState) { return reply(iam); }
+    shadow(iam?: IamState) { return reply(iam); }
+    enforced(iam?: IamState) { return reply(iam); }
     options(_iam?: IamState) { handled.count++; }
   }
   Controller()(VehicleController);
@@ -49,6 +54,11 @@ function vehicleController(handled: { count: number }): Type {
   route(VehicleController, 'multi', Get('multi'), RequirePermission('vehicle-service', 'READ', 'VIN', () => ['WVW1', 'WVW2']));
   route(VehicleController, 'empty', Get('empty'), RequirePermission('vehicle-service', 'READ', 'VIN', () => undefined));
   route(VehicleController, 'me', Get('me'), Authenticated());
+  route(VehicleController, 'optional', Get('optional'), Authenticated({ optional: true }));
+  route(VehicleController, 'any', Get('any/:vin'), RequireAnyPermission('vehicle-service', ['WRITE', 'READ'], 'VIN', param('vin')));
+  route(VehicleController, 'anymulti', Get('anymulti'), RequireAnyPermission('vehicle-service', ['WRITE', 'READ'], 'VIN', () => ['WVW1', 'WVW2']));
+  route(VehicleController, 'shadow', Get('shadow/:vin'), RequirePermission('vehicle-service', 'WRITE', 'VIN', param('vin'), { mode: 'report' }));
+  route(VehicleController, 'enforced', Get('enforced/:vin'), RequirePermission('vehicle-service', 'WRITE', 'VIN', param('vin'), { mode: 'enforce' }));
   route(VehicleController, 'options', Options('me'), HttpCode(204));
   return VehicleController;
 }

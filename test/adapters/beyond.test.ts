@@ -11,8 +11,8 @@ import type { Loopback } from '../helpers/loopback.js';
 import { startPolicyServer, type PolicyServer } from '../helpers/policy-server.js';
 import { FRAMEWORKS, startApp } from './apps.js';
 
-// NestJS declares its requirements with decorators; the routes below are the function adapters'.
-const FUNCTION_ADAPTERS = FRAMEWORKS.filter((f) => !f.startsWith('nest-'));
+// NestJS declares the same routes with @RequireAnyPermission, @Authenticated({ optional }) and route options.
+const FUNCTION_ADAPTERS = FRAMEWORKS;
 
 let jwks: Loopback;
 let policy: PolicyServer;
