@@ -14,12 +14,13 @@ import { demoTokens, formatRows, runDemo } from './demo.js';
 import { startExpress } from './express.js';
 import { startFastify } from './fastify.js';
 import { startKoa } from './koa.js';
+import { startNest } from './nest.js';
 
-const STARTERS = { express: startExpress, koa: startKoa, fastify: startFastify } as const;
+const STARTERS = { express: startExpress, koa: startKoa, fastify: startFastify, nest: startNest } as const;
 
 const USAGE = `npm start -- [options]     the development IAM and the vehicle-service on 127.0.0.1
 
-  --framework express|koa|fastify   the service's framework (default express)
+  --framework express|koa|fastify|nest   the service's framework (default express)
   --port N                          the service's port (default 3000; 0 = any free port)
   --iam-port N                      the development IAM's port (default 4000; 0 = any free port)
   --demo                            run the demo once and exit: 0 when every status matched
@@ -50,7 +51,7 @@ async function main(): Promise<number> {
   }
   const framework = values.framework;
   if (!Object.hasOwn(STARTERS, framework)) {
-    console.error(`unknown --framework "${framework}" (express, koa or fastify)`);
+    console.error(`unknown --framework "${framework}" (express, koa, fastify or nest)`);
     return 2;
   }
   // The demo (CI) starts clean; `npm start` keeps its keys so that printed tokens survive a restart.

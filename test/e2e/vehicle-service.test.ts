@@ -10,6 +10,7 @@ import { demoTokens, runDemo, type DemoTokens } from '../../examples/vehicle-ser
 import { startExpress } from '../../examples/vehicle-service/express.js';
 import { startFastify } from '../../examples/vehicle-service/fastify.js';
 import { startKoa } from '../../examples/vehicle-service/koa.js';
+import { startNest } from '../../examples/vehicle-service/nest.js';
 
 let iam: DevIam;
 let tokens: DemoTokens;
@@ -25,6 +26,7 @@ describe.each([
   ['express', startExpress],
   ['koa', startKoa],
   ['fastify', startFastify],
+  ['nest', startNest],
 ] as const)('%s vehicle-service', (_name, start) => {
   test('DRIVER reads, cannot write; OWNER writes; no/expired token 401; other VIN 403; GET /vehicles lists what the token may read', async () => {
     const service = await start(createAuthorizer({ baseUrl: iam.baseUrl }), 0);
