@@ -25,6 +25,20 @@ describe('nesting depth of header and payload', () => {
     await expectRefused(authz, signRaw(JSON.stringify(iamHeader()), payload), 'ERR_TOKEN_INVALID');
   });
 
+  test('inside ars too: the same bound, and the normalised copy is frozen', async () => {
+    const authz = authorizers.static(BIG);
+    const withArs = (levels: number) => JSON.stringify({ ...baseClaims(), ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'], x: 'DEEP' }] }).replace('"DEEP"', nested(levels));
+    const deepArs = withArs(100_000);
+    expect(deepArs).toContain('"x":{"x":');
+    await expectRefused(authz, signRaw(JSON.stringify(iamHeader()), deepArs), 'ERR_TOKEN_INVALID');
+    // payload (1) → ars (2) → entry (3) → x (4) …: MAX_JSON_DEPTH - 3 levels of x reach the limit exactly.
+    const atLimit = withArs(MAX_JSON_DEPTH - 3);
+    await expectRefused(authz, signRaw(JSON.stringify(iamHeader()), withArs(MAX_JSON_DEPTH - 2)), 'ERR_TOKEN_INVALID');
+    const identity = await authz.authenticate(`Bearer ${signRaw(JSON.stringify(iamHeader()), atLimit)}`);
+    expect(Object.isFrozen(identity.claims.ars[0])).toBe(true);
+    expect(identity.claims.ars[0]).toStrictEqual({ r: ['DRIVER'], c: ['VIN=WVW1'], n: [] });
+  });
+
   test('a header 100,000 levels deep (arrays) is 401 ERR_TOKEN_INVALID', async () => {
     const header = JSON.stringify(iamHeader()).replace(/}$/, `,"x":${'['.repeat(100_000)}${']'.repeat(100_000)}}`);
     const authz = authorizers.static(BIG);
