@@ -13,6 +13,7 @@ import { PolicyClient, type PolicyEntry } from './policy/policy-client.js';
 import { RemoteKeySet } from './jwks/remote-key-set.js';
 import { StaticKeySet, type KeySet } from './jwks/key-set.js';
 import { resolveOptions, type AuthorizerOptions, type ResolvedOptions } from './options.js';
+import { isArray } from './lib/is-array.js';
 import { extractBearer } from './token/extract.js';
 import { TokenCache } from './token/token-cache.js';
 import { TokenVerifier, type VerifyPolicy } from './token/verify-token.js';
@@ -201,17 +202,16 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     const roles = collectRoles(identity.claims.ars, resource);
     // Without roles for this resource no policy can grant: deny without asking the policy API.
     if (roles.length === 0) return denied(identity, query, noMatchingReference(resource.reference, undefined));
-    if (!policyClient) throw new PolicyUnavailableError('no policy API configured: set "baseUrl" or "policyUrl"');
-    const { app } = identity.claims;
-    // A fresh policy is used without a promise; otherwise get() serves stale, fetches or fails.
-    const entry = policyClient.peek(app, identity.token) ?? (await policyClient.get(app, identity.token));
+    // A fresh policy is used without a promise tick; otherwise get() serves stale, fetches or fails.
+    const found = policyFor(identity);
+    const entry = found instanceof Promise ? await found : found;
     const decision = decideForRoles(roles, resource.reference, service, permission, entry.policy);
     if (decision.granted) {
       logDecision(identity, query, decision);
       return decision;
     }
     // A role granted in the console a moment ago should work on the next request, not after ttlMs.
-    const fresher = await policyClient.refreshAfterDenial(app, identity.token, entry);
+    const fresher = await (policyClient as PolicyClient).refreshAfterDenial(identity.claims.app, identity.token, entry);
     const second = fresher ? decideForRoles(roles, resource.reference, service, permission, fresher.policy) : decision;
     if (second.granted) logDecision(identity, query, second);
     return second.granted ? second : denied(identity, query, second);
@@ -314,8 +314,6 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
 /** The message of every token-cache-hit event: nothing to say but that it happened. */
 const HIT = Object.freeze({});
 
-/** `Array.isArray` without its narrowing to `any[]`. */
-const isArray: (value: unknown) => boolean = Array.isArray;
 
 /** A query's service and permission are a programming matter: a `TypeError`, not a denial. */
 function checkQuery(where: string, query: { service?: unknown; permission?: unknown } | null | undefined): void {

@@ -7,6 +7,7 @@ import type { DecisionEvent } from './decision-log.js';
 import { isJwkSetLike } from './jwks/import-jwks.js';
 import { resolveJwksOptions, type JwksOptions } from './jwks/options.js';
 import { optionChecks } from './lib/option-checks.js';
+import { isArray } from './lib/is-array.js';
 import { lazyProxyAgent } from './lib/undici.js';
 import { warnOnce } from './lib/warn-once.js';
 import { resolvePolicyOptions, type PolicyOptions } from './policy/options.js';
@@ -238,8 +239,6 @@ function resolveJwksUris(issuers: readonly string[], option: unknown): Map<strin
   return uris;
 }
 
-/** `Array.isArray` without its narrowing to `any[]`. */
-const isArray: (value: unknown) => boolean = Array.isArray;
 
 function checkedJwkSet(name: string, value: unknown): { keys: unknown[] } {
   if (typeof value !== 'object' || value === null || !isJwkSetLike(value)) throw new TypeError(`createAuthorizer: "${name}" must be a JWK Set ({ keys: [...] })`);

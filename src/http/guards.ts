@@ -7,6 +7,7 @@
 import type { AuthorizeQuery, Authorizer } from '../authorizer.js';
 import type { Decision } from '../types.js';
 import { IamAuthzError, PermissionDeniedError } from '../errors.js';
+import { isArray } from '../lib/is-array.js';
 import type { IamClaims } from '../types.js';
 import { checkRealm, toErrorResponse, type ErrorResponse, type ErrorResponseOptions } from './error-response.js';
 
@@ -239,8 +240,6 @@ export function wrapGuards<Req, H>(guards: Guards<Req>, wrap: (guard: Guard<Req>
   };
 }
 
-/** `Array.isArray` without its narrowing to `any[]`. */
-const isArray: (value: unknown) => boolean = Array.isArray;
 
 function checkMode(where: string, mode: unknown): GuardMode | undefined {
   if (mode !== undefined && mode !== 'enforce' && mode !== 'report') throw new TypeError(`${where}: "mode" must be 'enforce' or 'report'`);
