@@ -40,13 +40,27 @@ export function splitCompact(token: string): CompactSplit {
   return { first, second };
 }
 
+/**
+ * One buffer the token's bytes are decoded into, reused by every verification: each use (write,
+ * then read) is synchronous, so no two overlap on the one event loop. Views of it never leave this
+ * module's callers' synchronous code; whatever must outlive it is copied ({@link copyParts}).
+ */
+let scratch = Buffer.allocUnsafeSlow(8192);
+
+/** {@link scratch}, grown to hold at least `bytes`. */
+function scratchOf(bytes: number): Buffer {
+  if (scratch.length < bytes) scratch = Buffer.allocUnsafeSlow(Math.max(bytes, scratch.length * 2));
+  return scratch;
+}
+
 /** Decodes the JSON object of `token.slice(start, end)` (already known to be canonical). */
 export function decodeJsonSegment(token: string, start: number, end: number, what: 'header' | 'payload'): Record<string, unknown> {
-  const bytes = Buffer.from(token.slice(start, end), 'base64url');
+  const buffer = scratchOf(end - start);
+  const length = buffer.write(token.slice(start, end), 0, 'base64url');
   let value: unknown;
   try {
-    if (!isUtf8(bytes)) throw new TypeError('not valid UTF-8');
-    value = JSON.parse(bytes.toString('utf8'));
+    if (!isUtf8(buffer.subarray(0, length))) throw new TypeError('not valid UTF-8');
+    value = JSON.parse(buffer.toString('utf8', 0, length));
   } catch (error) {
     throw new TokenInvalidError(`token ${what} is not valid JSON`, { cause: redactedCause(error) });
   }
@@ -57,12 +71,36 @@ export function decodeJsonSegment(token: string, start: number, end: number, wha
 }
 
 /** The bytes the signature covers and the signature itself. */
-export function signedParts(token: string, split: CompactSplit): { signingInput: Buffer; signature: Buffer } {
+export interface SignedParts {
+  /** `base64url(header) "." base64url(payload)`. */
+  signingInput: Buffer;
+  signature: Buffer;
+}
+
+/** {@link SignedParts} in buffers of their own, for a verification that goes asynchronous. */
+export function signedParts(token: string, split: CompactSplit): SignedParts {
   // One latin1 copy of the whole token, viewed up to the second dot: no intermediate string.
   return {
     signingInput: Buffer.from(token, 'latin1').subarray(0, split.second),
     signature: Buffer.from(token.slice(split.second + 1), 'base64url'),
   };
+}
+
+/**
+ * {@link SignedParts} as views of the shared scratch buffer: no allocation, but valid only until
+ * the next call of this module, i.e. for a synchronous verify. {@link copyParts} keeps them longer.
+ */
+export function signedPartsInScratch(token: string, split: CompactSplit): SignedParts {
+  // The token is ASCII (splitCompact checked it), so latin1 writes one byte per character.
+  const buffer = scratchOf(token.length);
+  buffer.write(token, 0, split.second, 'latin1');
+  const length = buffer.write(token.slice(split.second + 1), split.second, 'base64url');
+  return { signingInput: buffer.subarray(0, split.second), signature: buffer.subarray(split.second, split.second + length) };
+}
+
+/** Copies of `parts`, for use after the scratch buffer may have been reused. */
+export function copyParts(parts: SignedParts): SignedParts {
+  return { signingInput: Buffer.from(parts.signingInput), signature: Buffer.from(parts.signature) };
 }
 
 /** Every part at once (the verifier decodes the header only when its cache misses). */

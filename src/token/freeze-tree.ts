@@ -31,12 +31,12 @@ export function freezeTree(root: object, what: 'header' | 'payload', freezeRoot 
     while (nodes.length > 0) {
       const node = nodes.pop() as Record<string, unknown>;
       const depth = depths.pop() as number;
-      for (const key in node) {
-        const child = node[key];
-        if (typeof child !== 'object' || child === null || Object.isFrozen(child)) continue;
-        if (depth + 1 > MAX_JSON_DEPTH) throw new TokenInvalidError(`token ${what} is nested deeper than ${MAX_JSON_DEPTH} levels`);
-        nodes.push(child);
-        depths.push(depth + 1);
+      // JSON.parse output: no node is shared or already frozen, and arrays are dense (an index
+      // loop is several times cheaper than for-in over an array's string keys).
+      if (Array.isArray(node)) {
+        for (let i = 0; i < node.length; i++) push(node[i], depth, what);
+      } else {
+        for (const key in node) push(node[key], depth, what);
       }
       if (node !== root || freezeRoot) Object.freeze(node);
     }
@@ -44,4 +44,12 @@ export function freezeTree(root: object, what: 'header' | 'payload', freezeRoot 
     nodes.length = 0;
     depths.length = 0;
   }
+}
+
+/** Queues `child` for freezing when it is an object or array, refusing it past the depth limit. */
+function push(child: unknown, parentDepth: number, what: 'header' | 'payload'): void {
+  if (typeof child !== 'object' || child === null) return;
+  if (parentDepth + 1 > MAX_JSON_DEPTH) throw new TokenInvalidError(`token ${what} is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  nodes.push(child);
+  depths.push(parentDepth + 1);
 }

@@ -8,7 +8,7 @@ import type { VerificationKey } from '../jwks/import-jwks.js';
 import type { KeySet } from '../jwks/key-set.js';
 import type { IamTokenHeader, Identity } from '../types.js';
 import { checkClaims, type ClaimPolicy } from './claims.js';
-import { decodeJsonSegment, signedParts, splitCompact, type CompactSplit } from './compact.js';
+import { copyParts, decodeJsonSegment, signedParts, signedPartsInScratch, splitCompact, type CompactSplit } from './compact.js';
 import { freezeTree } from './freeze-tree.js';
 import { checkHeader, type HeaderPolicy } from './header.js';
 import { verifySignature, verifySignatureInPool, type SupportedAlgorithm } from './signature.js';
@@ -68,17 +68,21 @@ export class TokenVerifier {
   }
 
   #finish(keySet: KeySet, token: string, split: CompactSplit, header: IamTokenHeader, payload: Record<string, unknown>, keys: readonly VerificationKey[], newHeaderSegment: string | undefined): Identity | Promise<Identity> {
-    const { signingInput, signature } = signedParts(token, split);
     const alg = header.alg as SupportedAlgorithm; // checkHeader allowed it, and options only allow supported ones
     if (this.#inPool < this.#policy.poolVerifications) {
       // Off the event loop while the pool has room; bounded, so a burst cannot queue without end.
+      const { signingInput, signature } = signedParts(token, split);
       this.#inPool++;
       return verifiedInPool(keys, alg, signingInput, signature).finally(() => { this.#inPool--; }).then((ok) => {
         if (ok) return this.#accept(token, header, payload, newHeaderSegment);
         return this.#afterFailure(keySet, token, header, payload, keys, alg, signingInput, signature, newHeaderSegment);
       });
     }
-    if (!verifiedBy(keys, alg, signingInput, signature)) {
+    // Verified on the spot: the bytes can live in the shared scratch buffer, and are copied only
+    // when the failure path goes asynchronous (a refetch of the keys).
+    const parts = signedPartsInScratch(token, split);
+    if (!verifiedBy(keys, alg, parts.signingInput, parts.signature)) {
+      const { signingInput, signature } = copyParts(parts);
       return this.#afterFailure(keySet, token, header, payload, keys, alg, signingInput, signature, newHeaderSegment);
     }
     return this.#accept(token, header, payload, newHeaderSegment);
