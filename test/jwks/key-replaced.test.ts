@@ -7,8 +7,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
 import { generateSigningKey } from '../../src/testing/index.js';
-import { Clock } from '../helpers/clock.js';
-import { KEY, mint, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
+import { Clock, KEY, mint, NOW_MS, startJwksServer } from '../helpers/index.js';
 
 const REPLACEMENT = generateSigningKey({ kid: KEY.kid });
 const made: Authorizer[] = [];

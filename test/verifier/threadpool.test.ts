@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import { createAuthorizer } from '../../src/index.js';
 import { generateSigningKey } from '../../src/testing/index.js';
-import { KEY, mint, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
+import { KEY, mint, NOW_MS, startJwksServer } from '../helpers/index.js';
 
 describe("verify: 'threadpool'", () => {
   test('a burst of distinct valid and forged tokens, more than the pool may hold: the same answers as inline', async () => {
