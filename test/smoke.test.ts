@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createAuthorizer } from '../src/index.js';
-import { mint, startJwksServer, NOW_MS } from './helpers/fixtures.js';
-import { startPolicyServer, type PolicyServer } from './helpers/policy-server.js';
+import { mint, NOW_MS, startJwksServer, startPolicyServer, type PolicyServer } from './helpers/index.js';
 
 let jwks: Awaited<ReturnType<typeof startJwksServer>>;
 let policy: PolicyServer;

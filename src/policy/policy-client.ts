@@ -35,7 +35,7 @@ import type { CompiledPolicy } from '../engine/compile-policy.js';
 import { policyProblem } from './validate-policy.js';
 
 /** The characters of an opaque entity tag (RFC 9110 `etagc`), restricted to visible ASCII. */
-const ETAGC = /^[\x21\x23-\x7e]+$/;
+export const ETAGC = /^[\x21\x23-\x7e]+$/;
 
 /** How long a token the policy API refused is answered from memory instead of asked again. */
 export const REFUSAL_MEMORY_MS = 5_000;

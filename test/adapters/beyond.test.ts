@@ -6,9 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer, type DecisionEvent } from '../../src/index.js';
-import { mint, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
-import type { Loopback } from '../helpers/loopback.js';
-import { startPolicyServer, type PolicyServer } from '../helpers/policy-server.js';
+import { mint, NOW_MS, startJwksServer, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
 import { FRAMEWORKS, startApp } from './apps.js';
 
 // NestJS declares the same routes with @RequireAnyPermission, @Authenticated({ optional }) and route options.

@@ -9,9 +9,7 @@ import { createAuthorizer, IamAuthzError, type Authorizer } from '../../src/inde
 import { expressAuthz } from '../../adapters/express/index.js';
 import { koaAuthz } from '../../adapters/koa/index.js';
 import { fastifyAuthz, iamAuthz } from '../../adapters/fastify/index.js';
-import { mint, startJwksServer, NOW_MS } from '../helpers/fixtures.js';
-import type { Loopback } from '../helpers/loopback.js';
-import { startPolicyServer, type PolicyServer } from '../helpers/policy-server.js';
+import { mint, NOW_MS, startJwksServer, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
 import { startApp } from './apps.js';
 
 let jwks: Loopback;

@@ -8,9 +8,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
 import { instrumentIamAuthz } from '../../adapters/otel/index.js';
-import { mint, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
-import type { Loopback } from '../helpers/loopback.js';
-import { startPolicyServer, type PolicyServer } from '../helpers/policy-server.js';
+import { mint, NOW_MS, startJwksServer, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
 
 class CollectingReader extends MetricReader {
   constructor() { super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE }); }

@@ -4,9 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
-import { mint, startJwksServer, NOW_MS, KEY2 } from '../helpers/fixtures.js';
-import { json, startLoopback, type Loopback } from '../helpers/loopback.js';
-import { startPolicyServer, type PolicyServer } from '../helpers/policy-server.js';
+import { json, KEY2, mint, NOW_MS, startJwksServer, startLoopback, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
 import { FRAMEWORKS, startApp, type RunningApp } from './apps.js';
 
 let jwks: Loopback;

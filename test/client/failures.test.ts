@@ -7,7 +7,8 @@
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { IamTokenClient, IamTokenClientOptions } from '../../src/client/index.js';
-import { Clients, Clock, expectExchangeError, issue, startTokenServer, TOKEN_PATH, type TokenServer } from './harness.js';
+import { Clock } from '../helpers/clock.js';
+import { Clients, expectExchangeError, issue, startTokenServer, TOKEN_PATH, type TokenServer } from './harness.js';
 
 const ORIGIN = 'https://iam.example.test';
 const ELSEWHERE = 'https://elsewhere.example.test';

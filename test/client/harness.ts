@@ -1,29 +1,17 @@
 /**
- * Test support for the token client: a manual clock, a real loopback token endpoint (spec §4.1)
- * that records every request with its body and signs tokens whose `exp - iat = expiryInSecs`, and
- * a counting `idpToken` callback; {@link useTokenServer} registers a test file's hooks around them.
+ * Test support for the token client: a real loopback token endpoint (spec §4.1) that records every
+ * request with its body and signs tokens whose `exp - iat = expiryInSecs`, and a counting `idpToken`
+ * callback; {@link useTokenServer} registers a test file's hooks around them.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { IamTokenClient, type IamTokenClientOptions } from '../../src/client/index.js';
-import { generateSigningKey, signJwt } from '../../src/testing/sign-jwt.js';
+import { Clock, NOW_MS } from '../helpers/clock.js';
 import { defined } from '../helpers/hooks.js';
 import { startLoopback, type Loopback } from '../helpers/loopback.js';
+import { claims, signClaims, STATIC_KEY } from '../helpers/tokens.js';
 
 export const TOKEN_PATH = '/authentication/v1/tokens';
-export const KEY = generateSigningKey({ kid: 'iam-key-1' });
-export const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
-
-export class Clock {
-  t = T0;
-  readonly now = (): number => this.t;
-  advance(ms: number): void {
-    this.t += ms;
-  }
-  get sec(): number {
-    return Math.floor(this.t / 1000);
-  }
-}
 
 export interface SeenRequest {
   method: string | undefined;
@@ -44,21 +32,20 @@ export interface TokenServer {
   close(): Promise<void>;
 }
 
-/** Signs a §2.2 IAM token for `tenantId` at `iatSec`. */
+/**
+ * Signs a §2.2 IAM token for `tenantId` at `iatSec`: the standard claims (test/helpers/tokens.ts) of
+ * issuer http://iam.test, with a unique `jti` and DRIVER on node-1.
+ */
 export function issue(tenantId: string, expiryInSecs: number, iatSec: number, extra: Record<string, unknown> = {}): string {
-  return signJwt({
+  return signClaims(claims('http://iam.test', {
     jti: `jti-${tenantId}-${iatSec}-${Math.random().toString(36).slice(2)}`,
-    iss: 'http://iam.test/authentication/v1',
-    sub: 'actor-alice',
     aud: tenantId,
     tid: tenantId,
     iat: iatSec,
     exp: iatSec + expiryInSecs,
-    acc: 'acc-1',
-    app: 'app-1',
     ars: [{ r: ['DRIVER'], n: ['node-1'] }],
     ...extra,
-  }, KEY, { cty: 't1' });
+  }), STATIC_KEY);
 }
 
 export function decodePayload(token: string): Record<string, unknown> {
@@ -134,7 +121,7 @@ export async function expectExchangeError(promise: Promise<unknown>, status: num
 export interface TokenServerContext {
   /** The file's token endpoint; reset before every test (no requests seen, default answer). */
   readonly server: TokenServer;
-  /** Back at {@link T0} before every test. */
+  /** Back at `NOW_MS` before every test. */
   readonly clock: Clock;
   /** Closed after every test. */
   readonly clients: Clients;
@@ -144,7 +131,7 @@ export interface TokenServerContext {
 
 /**
  * Registers the hooks of a token-client test file: one loopback token endpoint for the file; before
- * every test the clock back at {@link T0} and the endpoint reset (nothing seen, default answer,
+ * every test the clock back at `NOW_MS` and the endpoint reset (nothing seen, default answer,
  * `delayMs`); after every test the clients are closed.
  */
 export function useTokenServer({ delayMs = 0 }: { delayMs?: number } = {}): TokenServerContext {
@@ -155,7 +142,7 @@ export function useTokenServer({ delayMs = 0 }: { delayMs?: number } = {}): Toke
   beforeAll(async () => { server = await startTokenServer(clock); });
   afterAll(() => server?.close());
   beforeEach(() => {
-    clock.t = T0;
+    clock.set(NOW_MS);
     const s = defined(server, 'server');
     s.seen.length = 0;
     s.handler = undefined;

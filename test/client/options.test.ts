@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { MockAgent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import { IamTokenClient, TokenExchangeError, type IamTokenClientOptions } from '../../src/client/index.js';
-import { Clock, countingIdp, expectExchangeError, startTokenServer, type TokenServer } from './harness.js';
+import { Clock } from '../helpers/clock.js';
+import { countingIdp, expectExchangeError, startTokenServer, type TokenServer } from './harness.js';
 
 const idpToken = async () => 'idp';
 const VALID: IamTokenClientOptions = { baseUrl: 'https://iam.example.test', idpKey: 'corp', idpToken };

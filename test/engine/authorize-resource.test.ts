@@ -6,13 +6,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Authorizer, Decision } from '../../src/index.js';
 import type { RolePolicy } from '../../src/types.js';
-import { examplePolicy, type PolicyServer } from '../helpers/policy-server.js';
-import { Authorizers, Clock, identityFor, recordPolicyEvents, startPolicyApi, uniqueApp, VEHICLE } from '../policy/harness.js';
+import { Clock } from '../helpers/clock.js';
+import { examplePolicy, startPolicyServer, uniqueApp, VEHICLE, type PolicyServer } from '../helpers/policy-server.js';
+import { Authorizers, identityFor, recordPolicyEvents } from '../policy/harness.js';
 
 let server: PolicyServer;
 const authorizers = new Authorizers();
 
-beforeAll(async () => { server = await startPolicyApi(); });
+beforeAll(async () => { server = await startPolicyServer(); });
 afterEach(() => authorizers.closeAll());
 afterAll(() => server.close());
 

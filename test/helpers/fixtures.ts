@@ -1,31 +1,18 @@
-/** Shared test fixtures: keys generated once per worker, a JWKS server, and token minting. */
-import { generateSigningKey, signJwt, type SigningKey } from '../../src/testing/sign-jwt.js';
+/**
+ * The keyed fixtures: two signing keys generated once per test file (at import), token minting
+ * with them, and a loopback JWKS. Files that must not spend the key generation import clock.ts,
+ * tokens.ts and policy-server.ts directly instead of this module or index.ts.
+ */
+import { generateSigningKey, type SigningKey } from '../../src/testing/sign-jwt.js';
 import { json, startLoopback, type Loopback } from './loopback.js';
+import { claims, signClaims } from './tokens.js';
 
 export const KEY = generateSigningKey({ kid: 'key-1' });
 export const KEY2 = generateSigningKey({ kid: 'key-2' });
 
-export const NOW_MS = Date.UTC(2026, 10, 21, 12, 0, 0);
-export const NOW_SEC = NOW_MS / 1000;
-
-export function claims(baseUrl: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    jti: 'jti-1',
-    iss: `${baseUrl}/authentication/v1`,
-    sub: 'actor-alice',
-    aud: 'tenant-1',
-    tid: 'tenant-1',
-    exp: NOW_SEC + 3600,
-    iat: NOW_SEC,
-    acc: 'acc-1',
-    app: 'app-1',
-    ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }],
-    ...overrides,
-  };
-}
-
+/** A token of the standard {@link claims} for `baseUrl`, signed by `key` ({@link KEY} unless told). */
 export function mint(baseUrl: string, overrides: Record<string, unknown> = {}, header: Record<string, unknown> = {}, key: SigningKey = KEY): string {
-  return signJwt(claims(baseUrl, overrides), key, { cty: 't1', ...header });
+  return signClaims(claims(baseUrl, overrides), key, header);
 }
 
 /** A JWKS endpoint on loopback; `keys` can be swapped to simulate rotation. */

@@ -6,7 +6,7 @@
 import { MockAgent, request } from 'undici';
 import { afterEach, beforeEach, describe, expect, onTestFinished, test } from 'vitest';
 import { type Authorizer } from '../../src/index.js';
-import { KEY, KEY2, mint } from '../helpers/fixtures.js';
+import { KEY, KEY2, mint } from '../helpers/index.js';
 import { bearer, expectAuthzError, JWKS_PATH, recordJwksEvents, upstreamReason, useJwksServer } from './harness.js';
 
 const JWKS = { cacheMaxAgeMs: 60_000, cooldownMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 };

@@ -1,31 +1,14 @@
 /**
- * Shared pieces of the JWKS tests: a hand-driven clock, a recorder for the JWKS diagnostics
- * channels (so a test can wait for a background fetch instead of sleeping), small assertions, and
- * the hooks of a test file against a loopback JWKS ({@link useJwksServer}).
+ * Shared pieces of the JWKS tests: a recorder for the JWKS diagnostics channels (so a test can wait
+ * for a background fetch instead of sleeping), small assertions, and the hooks of a test file
+ * against a loopback JWKS ({@link useJwksServer}), with the hand-driven `Clock` of test/helpers.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, beforeEach } from 'vitest';
 import { channels, createAuthorizer, type Authorizer, type AuthorizerOptions } from '../../src/index.js';
-import { KEY, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
-import { defined } from '../helpers/hooks.js';
+import { Clock, defined, KEY, startJwksServer } from '../helpers/index.js';
 
 export const JWKS_PATH = '/authentication/v1/.well-known/jwks.json';
-
-export interface Clock {
-  now: () => number;
-  advance(ms: number): void;
-  set(ms: number): void;
-}
-
-/** A clock that only moves when told to; starts at {@link NOW_MS}. */
-export function manualClock(start = NOW_MS): Clock {
-  let t = start;
-  return {
-    now: () => t,
-    advance(ms) { t += ms; },
-    set(ms) { t = ms; },
-  };
-}
 
 export function bearer(token: string): string {
   return `Bearer ${token}`;
@@ -124,7 +107,7 @@ export function useJwksServer(jwks: NonNullable<AuthorizerOptions['jwks']>, { ev
 
   beforeEach(async () => {
     server = await startJwksServer([KEY]);
-    clock = manualClock();
+    clock = new Clock();
     events = record ? recordJwksEvents(server.url) : undefined;
   });
   afterEach(async () => {

@@ -5,8 +5,7 @@
  */
 import { afterEach, describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
-import { KEY, KEY2, mint, NOW_MS } from '../helpers/fixtures.js';
-import { json, startLoopback, type Loopback } from '../helpers/loopback.js';
+import { json, KEY, KEY2, mint, NOW_MS, startLoopback, type Loopback } from '../helpers/index.js';
 
 const made: Authorizer[] = [];
 const servers: Loopback[] = [];

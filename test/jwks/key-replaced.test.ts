@@ -7,8 +7,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
 import { generateSigningKey } from '../../src/testing/index.js';
-import { Clock } from '../helpers/clock.js';
-import { KEY, mint, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
+import { Clock, KEY, mint, startJwksServer } from '../helpers/index.js';
 
 const REPLACEMENT = generateSigningKey({ kid: KEY.kid });
 const made: Authorizer[] = [];
@@ -21,7 +20,7 @@ afterEach(async () => {
 async function setup(cooldownMs = 1_000) {
   const jwks = await startJwksServer([KEY]);
   servers.push(jwks);
-  const clock = new Clock(NOW_MS);
+  const clock = new Clock();
   const authz = createAuthorizer({ baseUrl: jwks.url, now: clock.now, jwks: { cooldownMs } });
   made.push(authz);
   return { jwks, clock, authz };

@@ -2,8 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
-import { json, startLoopback } from '../helpers/loopback.js';
-import { KEY, mint, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
+import { json, KEY, mint, NOW_MS, startJwksServer, startLoopback } from '../helpers/index.js';
 import { bearer, expectAuthzError, upstreamReason, useJwksServer } from './harness.js';
 
 const JWKS = { cacheMaxAgeMs: 60_000, cooldownMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 };

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAuthorizer, JwksUnavailableError, toErrorResponse, type IamAuthzError } from '../../src/index.js';
-import { json, startLoopback, type Loopback } from '../helpers/loopback.js';
+import { json, startLoopback, type Loopback } from '../helpers/index.js';
 import { identityFor, READ, usePolicyApi } from '../policy/harness.js';
 import { expectAuthzError, recordJwksEvents } from './harness.js';
 

@@ -8,8 +8,7 @@ import type { Socket } from 'node:net';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, test } from 'vitest';
 import { httpGet, httpRequest, type UpstreamError } from '../../src/lib/upstream.js';
-import { KEY2, mint } from '../helpers/fixtures.js';
-import { json, startLoopback, type Handler, type Loopback } from '../helpers/loopback.js';
+import { json, KEY2, mint, startLoopback, type Handler, type Loopback } from '../helpers/index.js';
 import { bearer, expectAuthzError, useJwksServer } from './harness.js';
 
 /**

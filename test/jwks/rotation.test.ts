@@ -1,7 +1,7 @@
 /** Key rotation against a real loopback JWKS: keys added and removed without a restart. */
 import { describe, expect, test } from 'vitest';
 import { generateSigningKey } from '../../src/testing/sign-jwt.js';
-import { KEY, KEY2, mint } from '../helpers/fixtures.js';
+import { KEY, KEY2, mint } from '../helpers/index.js';
 import { bearer, expectAuthzError, JWKS_PATH, useJwksServer } from './harness.js';
 
 const KEY3 = generateSigningKey({ kid: 'key-3' });

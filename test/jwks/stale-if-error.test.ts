@@ -4,8 +4,7 @@
  * background (without holding up the request) once older than `cacheMaxAgeMs`.
  */
 import { beforeEach, describe, expect, test } from 'vitest';
-import { json } from '../helpers/loopback.js';
-import { KEY, KEY2, mint } from '../helpers/fixtures.js';
+import { json, KEY, KEY2, mint } from '../helpers/index.js';
 import { bearer, expectAuthzError, upstreamReason, useJwksServer } from './harness.js';
 
 const JWKS = { cacheMaxAgeMs: 10_000, cooldownMs: 1_000, maxStaleMs: 60_000, timeoutMs: 2_000 };

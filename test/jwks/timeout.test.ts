@@ -5,8 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, test } from 'vitest';
-import { json } from '../helpers/loopback.js';
-import { KEY, KEY2, mint } from '../helpers/fixtures.js';
+import { json, KEY, KEY2, mint } from '../helpers/index.js';
 import { bearer, expectAuthzError, upstreamReason, useJwksServer } from './harness.js';
 
 const TIMEOUT_MS = 200;

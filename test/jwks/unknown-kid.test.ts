@@ -7,8 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { type Authorizer } from '../../src/index.js';
 import { b64url } from '../../src/testing/sign-jwt.js';
-import { json } from '../helpers/loopback.js';
-import { KEY, mint } from '../helpers/fixtures.js';
+import { json, KEY, mint } from '../helpers/index.js';
 import { bearer, expectAuthzError, useJwksServer } from './harness.js';
 
 const JWKS = { cacheMaxAgeMs: 60_000, cooldownMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 };

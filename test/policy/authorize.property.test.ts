@@ -6,16 +6,17 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { RolePolicy } from '../../src/types.js';
-import type { PolicyServer } from '../helpers/policy-server.js';
+import { Clock } from '../helpers/clock.js';
+import { servePolicy, startPolicyServer, uniqueApp, type PolicyServer } from '../helpers/policy-server.js';
 import { accessReference, checkDecision, permission, reference, rolePolicy, service, transcription } from '../engine/spec-transcription.js';
-import { appOfRequest, Authorizers, Clock, identityFor, servePolicy, startPolicyApi, uniqueApp } from './harness.js';
+import { appOfRequest, Authorizers, identityFor } from './harness.js';
 
 let server: PolicyServer;
 const authorizers = new Authorizers();
 const policies = new Map<string, RolePolicy>();
 
 beforeAll(async () => {
-  server = await startPolicyApi();
+  server = await startPolicyServer();
   server.fault = (req, res) => {
     const policy = policies.get(appOfRequest(req));
     if (!policy) return false;

@@ -6,8 +6,8 @@
  */
 import { describe, expect, test } from 'vitest';
 import type { Authorizer, Identity, PolicyOptions } from '../../src/index.js';
-import { examplePolicy, type PolicyServer } from '../helpers/policy-server.js';
-import { appOfRequest, driverCanWrite, expectAuthzError, Gate, identityFor, READ, servePolicy, uniqueApp, usePolicyApi, WRITE } from './harness.js';
+import { driverCanWrite, examplePolicy, servePolicy, uniqueApp, type PolicyServer } from '../helpers/policy-server.js';
+import { appOfRequest, expectAuthzError, Gate, identityFor, READ, usePolicyApi, WRITE } from './harness.js';
 import { json } from '../helpers/loopback.js';
 
 const P = { ttlMs: 10_000, maxStaleMs: 60_000, minRefreshIntervalMs: 1_000, timeoutMs: 3_000 } satisfies PolicyOptions;
@@ -170,7 +170,7 @@ describe('stale while revalidate', () => {
     expect(ctx.server.requests[1]!.headers['if-none-match']).toBeUndefined();
     expect(ctx.events.types()).not.toContain('failed');
     // Revalidated: still usable past maxStaleMs after the first fetch.
-    ctx.clock.ms = t0 + STALE_END + 1;
+    ctx.clock.set(t0 + STALE_END + 1);
     expect(await authz.authorize(id, READ)).toMatchObject({ granted: true, changeId });
   });
 

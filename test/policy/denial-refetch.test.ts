@@ -6,8 +6,8 @@
 import { describe, expect, test } from 'vitest';
 import type { Authorizer, Identity, PolicyOptions } from '../../src/index.js';
 import { json } from '../helpers/loopback.js';
-import { examplePolicy } from '../helpers/policy-server.js';
-import { driverCanWrite, Gate, identityFor, READ, uniqueApp, usePolicyApi, VEHICLE, VIN1, WRITE } from './harness.js';
+import { driverCanWrite, examplePolicy, uniqueApp, VEHICLE } from '../helpers/policy-server.js';
+import { Gate, identityFor, READ, usePolicyApi, VIN1, WRITE } from './harness.js';
 
 const P = { ttlMs: 60_000, maxStaleMs: 120_000, minRefreshIntervalMs: 5_000, timeoutMs: 3_000 } satisfies PolicyOptions;
 

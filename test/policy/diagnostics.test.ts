@@ -7,15 +7,16 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { channels } from '../../src/index.js';
 import { json } from '../helpers/loopback.js';
-import { examplePolicy, type PolicyServer } from '../helpers/policy-server.js';
-import { Authorizers, BASE, Clock, mint, driverCanWrite, READ, recordPolicyEvents, startPolicyApi, uniqueApp, WRITE } from './harness.js';
+import { Clock } from '../helpers/clock.js';
+import { driverCanWrite, examplePolicy, startPolicyServer, uniqueApp, type PolicyServer } from '../helpers/policy-server.js';
+import { Authorizers, BASE, mint, READ, recordPolicyEvents, WRITE } from './harness.js';
 
 const P = { ttlMs: 10_000, maxStaleMs: 60_000, minRefreshIntervalMs: 1_000, timeoutMs: 3_000 };
 
 let server: PolicyServer;
 const authorizers = new Authorizers();
 
-beforeAll(async () => { server = await startPolicyApi(); });
+beforeAll(async () => { server = await startPolicyServer(); });
 afterAll(() => server.close());
 afterEach(() => authorizers.closeAll());
 

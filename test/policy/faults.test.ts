@@ -8,8 +8,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { Authorizer, PolicyOptions } from '../../src/index.js';
 import { json, startLoopback, type Loopback } from '../helpers/loopback.js';
-import { examplePolicy } from '../helpers/policy-server.js';
-import { Clock, driverCanWrite, expectAuthzError, identityFor, READ, upstreamReason, usePolicyApi, WRITE } from './harness.js';
+import { Clock } from '../helpers/clock.js';
+import { driverCanWrite, examplePolicy } from '../helpers/policy-server.js';
+import { expectAuthzError, identityFor, READ, upstreamReason, usePolicyApi, WRITE } from './harness.js';
 
 const MAX_BYTES = 4_096;
 /** For the faults that hang; every other test has a generous timeout, so that load never turns a fault into a timeout. */
@@ -133,7 +134,7 @@ describe.each(FAULTS)('%s', (name, reason, fault) => {
     expect(ctx.server.requests).toHaveLength(1 + per);
 
     // The last usable millisecond: served, and another (failing) attempt is made.
-    ctx.clock.ms = t0 + STALE_END;
+    ctx.clock.set(t0 + STALE_END);
     expect(await authz.authorize(id, READ)).toMatchObject({ granted: true, changeId: 'c1' });
     await ctx.events.until('failed', 2);
     expect(ctx.server.requests).toHaveLength(1 + 2 * per);
@@ -141,7 +142,7 @@ describe.each(FAULTS)('%s', (name, reason, fault) => {
     expect(stale.at(-1)!.message).toMatchObject({ ageMs: STALE_END, lastError: { reason } });
 
     // One millisecond later: 503, and no request (the last attempt was 1 ms ago).
-    ctx.clock.ms = t0 + STALE_END + 1;
+    ctx.clock.set(t0 + STALE_END + 1);
     const error = await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe(reason);
     expect(ctx.server.requests).toHaveLength(1 + 2 * per);
@@ -220,7 +221,7 @@ describe('specific faults', () => {
     expect(failed!.message.reason).toBe('malformed');
     expect(ctx.events.types()).not.toContain('revalidated');
     // Past maxStaleMs after the last *valid* answer: 503.
-    ctx.clock.ms = t0 + STALE_END + 1;
+    ctx.clock.set(t0 + STALE_END + 1);
     await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
   });
 
@@ -243,7 +244,7 @@ describe('specific faults', () => {
     ctx.clock.advance(P.ttlMs);
     expect((await flaky.authorize(await identityFor(flaky, ctx.app), READ)).granted).toBe(true);
     await ctx.events.until('failed', 2);
-    ctx.clock.ms = t0 + STALE_END + 1;
+    ctx.clock.set(t0 + STALE_END + 1);
     await expectAuthzError(flaky.authorize(await identityFor(flaky, ctx.app), READ), 'ERR_POLICY_UNAVAILABLE', 503);
   });
 

@@ -1,22 +1,21 @@
 /**
- * Shared pieces of the policy-client tests: a hand-driven clock, authorizers with a static JWKS (so
- * the only network traffic is the policy API), a recorder for the `iam-authz:policy:*` and
- * `iam-authz:decision:denied` channels (so a test waits for a background fetch instead of
- * sleeping), and fault handlers for the loopback policy server.
+ * Shared pieces of the policy-client tests: authorizers with a static JWKS (so the only network
+ * traffic is the policy API), a recorder for the `iam-authz:policy:*` and `iam-authz:decision:denied`
+ * channels (so a test waits for a background fetch instead of sleeping), and fault handlers for the
+ * loopback policy server of test/helpers/policy-server.ts. Key-free: it imports the key-free helper
+ * modules only, and signs with `STATIC_KEY`.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { channels, type Authorizer, type AuthorizerOptions, type Identity, type PolicyOptions } from '../../src/index.js';
-import { signJwt } from '../../src/testing/sign-jwt.js';
 import { Authorizers as TrackedAuthorizers } from '../helpers/authorizers.js';
+import { Clock } from '../helpers/clock.js';
 import { defined } from '../helpers/hooks.js';
-import { examplePolicy, type PolicyServer } from '../helpers/policy-server.js';
-import { Clock, servePolicy, START_MS, startPolicyApi, uniqueApp, VEHICLE } from './server.js';
-import { POLICY_TEST_KEY } from './test-key.js';
+import { examplePolicy, servePolicy, startPolicyServer, uniqueApp, VEHICLE, type PolicyServer } from '../helpers/policy-server.js';
+import { claims as standardClaims, signClaims, STATIC_KEY } from '../helpers/tokens.js';
 
 export { expectAuthzError, upstreamReason } from '../helpers/errors.js';
-export { Clock, driverCanWrite, servePolicy, START_MS, startPolicyApi, uniqueApp, VEHICLE } from './server.js';
 
 /** Issuer base of the tokens; keys are static, so nothing is fetched from it. */
 export const BASE = 'https://iam.example.test';
@@ -26,29 +25,15 @@ export const READ = { service: VEHICLE, permission: 'READ', resource: VIN1 } as 
 export const WRITE = { service: VEHICLE, permission: 'WRITE', resource: VIN1 } as const;
 
 /**
- * A signed IAM token (spec §2.2) issued by `${baseUrl}/authentication/v1` at {@link START_MS}, valid
- * for an hour; by default DRIVER on VIN=WVW1 of application app-1. Like `mint` of
- * test/helpers/fixtures.ts, but signed with the fixed {@link POLICY_TEST_KEY}.
+ * A token of the standard claims (test/helpers/tokens.ts) for `baseUrl`, signed with the fixed
+ * {@link STATIC_KEY}: importing this harness generates no key.
  */
 export function mint(baseUrl: string, overrides: Record<string, unknown> = {}): string {
-  const iat = START_MS / 1000;
-  return signJwt({
-    jti: 'jti-1',
-    iss: `${baseUrl}/authentication/v1`,
-    sub: 'actor-alice',
-    aud: 'tenant-1',
-    tid: 'tenant-1',
-    exp: iat + 3600,
-    iat,
-    acc: 'acc-1',
-    app: 'app-1',
-    ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }],
-    ...overrides,
-  }, POLICY_TEST_KEY, { cty: 't1' });
+  return signClaims(standardClaims(baseUrl, overrides), STATIC_KEY);
 }
 
 /** The static JWK Set that verifies {@link mint}'s tokens. */
-export const TEST_JWKS = { keys: [POLICY_TEST_KEY.jwk] };
+export const TEST_JWKS = { keys: [STATIC_KEY.jwk] };
 
 /** Creates authorizers and closes them all at the end. */
 export class Authorizers extends TrackedAuthorizers {
@@ -193,7 +178,7 @@ export function usePolicyApi({ events: record = true }: { events?: boolean } = {
   let app: string | undefined;
   let events: PolicyEventRecorder | undefined;
 
-  beforeAll(async () => { server = await startPolicyApi(); });
+  beforeAll(async () => { server = await startPolicyServer(); });
   afterAll(() => server?.close());
   beforeEach(() => {
     app = uniqueApp();

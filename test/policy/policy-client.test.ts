@@ -7,7 +7,8 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { PolicyClient, type PolicyClientConfig } from '../../src/policy/policy-client.js';
 import { json } from '../helpers/loopback.js';
-import { driverCanWrite, usePolicyApi } from './harness.js';
+import { driverCanWrite } from '../helpers/policy-server.js';
+import { usePolicyApi } from './harness.js';
 
 const ctx = usePolicyApi({ events: false });
 let dispatcher: Agent;

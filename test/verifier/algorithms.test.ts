@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, test } from 'vitest';
 import { generateSigningKey } from '../../src/testing/sign-jwt.js';
-import { KEY, KEY2 } from '../helpers/fixtures.js';
+import { KEY, KEY2 } from '../helpers/index.js';
 import { Authorizers, baseClaims, expectAccepted, expectRefused, hmacSign, iamHeader, rsaSign, signingInput, token } from './support.js';
 
 const authorizers = new Authorizers();

@@ -1,7 +1,7 @@
 /** Rule "Claims": issuer, exp/nbf with the clock tolerance, cty, tid = aud, audience, sub and app. */
 import { afterAll, describe, expect, test } from 'vitest';
-import { KEY, KEY2, NOW_MS, NOW_SEC } from '../helpers/fixtures.js';
-import { Authorizers, baseClaims, BASE, Clock, expectAccepted, expectRefused, iamHeader, ISSUER, signObjects, signRaw, token } from './support.js';
+import { Clock, KEY, KEY2, NOW_MS, NOW_SEC } from '../helpers/index.js';
+import { Authorizers, baseClaims, BASE, expectAccepted, expectRefused, iamHeader, ISSUER, signObjects, signRaw, token } from './support.js';
 
 const authorizers = new Authorizers();
 afterAll(() => authorizers.closeAll());

@@ -5,8 +5,7 @@
  */
 import { expect, test } from 'vitest';
 import { AuthorizerClosedError, createAuthorizer } from '../../src/index.js';
-import { mint, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
-import { startPolicyServer } from '../helpers/policy-server.js';
+import { mint, NOW_MS, startJwksServer, startPolicyServer } from '../helpers/index.js';
 
 test('every call after close() rejects with ERR_AUTHORIZER_CLOSED and makes no request', async () => {
   const jwks = await startJwksServer();

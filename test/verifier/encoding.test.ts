@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, test } from 'vitest';
 import { TokenInvalidError } from '../../src/index.js';
 import { parseCompact } from '../../src/token/compact.js';
-import { KEY } from '../helpers/fixtures.js';
+import { KEY } from '../helpers/index.js';
 import { Authorizers, baseClaims, expectAccepted, expectRefused, iamHeader, rsaSign, segment, token, withSegment } from './support.js';
 
 const authorizers = new Authorizers();

@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../src/token/freeze-tree.js';
-import { KEY, NOW_SEC, startJwksServer } from '../helpers/fixtures.js';
+import { KEY, NOW_SEC, startJwksServer } from '../helpers/index.js';
 import { Authorizers, baseClaims, expectRefused, iamHeader, signObjects, signRaw, useLoopbackJwks } from './support.js';
 
 const ctx = useLoopbackJwks();

@@ -6,10 +6,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Authorizer } from '../../src/index.js';
 import { generateSigningKey, signJwt, type SigningKey } from '../../src/testing/sign-jwt.js';
-import { claims, KEY, KEY2, mint, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
-import { json, startLoopback, type Loopback } from '../helpers/loopback.js';
+import { claims, Clock, json, KEY, KEY2, mint, NOW_MS, startJwksServer, startLoopback, type Loopback } from '../helpers/index.js';
 import {
-  Authorizers, baseClaims, Clock, expectAccepted, iamHeader, expectRefused, hmacSign, rsaSign, segment, signingInput, signObjects, signRaw, withSegment,
+  Authorizers, baseClaims, expectAccepted, iamHeader, expectRefused, hmacSign, rsaSign, segment, signingInput, signObjects, signRaw, withSegment,
 } from './support.js';
 
 /** The attacker's own key pair (KEY2 is in no JWKS of this file; renamed so its role is clear). */

@@ -7,9 +7,7 @@ import { constants, createHmac, sign, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { IamAuthzError, type Authorizer, type AuthorizerOptions, type IamAuthzErrorCode } from '../../src/index.js';
 import { b64url, type SigningKey } from '../../src/testing/sign-jwt.js';
-import { Authorizers as TrackedAuthorizers } from '../helpers/authorizers.js';
-import { claims, KEY, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
-import { defined } from '../helpers/hooks.js';
+import { Authorizers as TrackedAuthorizers, claims, defined, KEY, NOW_MS, startJwksServer } from '../helpers/index.js';
 
 /** Base URL used with a static JWKS (no network). */
 export const BASE = 'https://iam.example.test';
@@ -25,9 +23,6 @@ export const STATUS: Readonly<Record<VerifierCode, 401 | 503>> = {
   ERR_TOKEN_NOT_YET_VALID: 401,
   ERR_JWKS_UNAVAILABLE: 503,
 };
-
-/** A settable clock for the `now` option; starts at `NOW_MS`. */
-export { Clock } from '../helpers/clock.js';
 
 /** Creates authorizers and closes them all at the end of a file. */
 export class Authorizers extends TrackedAuthorizers {

@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import { createAuthorizer } from '../../src/index.js';
 import { generateSigningKey } from '../../src/testing/index.js';
-import { KEY, mint, NOW_MS, startJwksServer } from '../helpers/fixtures.js';
+import { Clock, KEY, mint, NOW_MS, startJwksServer } from '../helpers/index.js';
 
 describe("verify: 'threadpool'", () => {
   test('a burst of distinct valid and forged tokens, more than the pool may hold: the same answers as inline', async () => {
@@ -29,13 +29,13 @@ describe("verify: 'threadpool'", () => {
 
   test('a key replaced under the same kid is picked up after a failure in the pool', async () => {
     const jwks = await startJwksServer([KEY]);
-    let now = NOW_MS;
-    const pool = createAuthorizer({ baseUrl: jwks.url, now: () => now, verify: 'threadpool', jwks: { cooldownMs: 1_000 } });
+    const clock = new Clock();
+    const pool = createAuthorizer({ baseUrl: jwks.url, now: clock.now, verify: 'threadpool', jwks: { cooldownMs: 1_000 } });
     try {
       await pool.authenticate(`Bearer ${mint(jwks.url)}`);
       const replacement = generateSigningKey({ kid: KEY.kid });
       jwks.setKeys([replacement.jwk]);
-      now += 1_000;
+      clock.advance(1_000);
       expect((await pool.authenticate(`Bearer ${mint(jwks.url, { jti: 'new' }, {}, replacement)}`)).claims.jti).toBe('new');
     } finally {
       await pool.close();

@@ -6,8 +6,8 @@
 import { describe, expect, test } from 'vitest';
 import type { Identity } from '../../src/index.js';
 import { TokenCache } from '../../src/token/token-cache.js';
-import { KEY, KEY2, mint, NOW_MS, NOW_SEC, startJwksServer } from '../helpers/fixtures.js';
-import { Clock, expectRefused, token, useLoopbackJwks } from './support.js';
+import { Clock, KEY, KEY2, mint, NOW_MS, NOW_SEC, startJwksServer } from '../helpers/index.js';
+import { expectRefused, token, useLoopbackJwks } from './support.js';
 
 const ctx = useLoopbackJwks();
 const { authorizers } = ctx;

@@ -1,11 +1,11 @@
 /**
- * A fixed RSA key for the policy and engine tests, so that test files do not each spend a 2048-bit
- * key generation at import (test/helpers/fixtures.ts generates two per file). Test-only: it signs
- * tokens for loopback tests and is trusted by nothing else.
+ * A fixed RSA key for tests that must not spend a 2048-bit key generation at import (the policy,
+ * engine and token-client tests; fixtures.ts generates two per file). Test-only: it signs tokens
+ * for loopback tests and is trusted by nothing else.
  */
 import { signingKeyFromJwk, type SigningKey } from '../../src/testing/sign-jwt.js';
 
-export const POLICY_TEST_KEY: SigningKey = signingKeyFromJwk({
+export const STATIC_KEY: SigningKey = signingKeyFromJwk({
   kty: 'RSA',
   n: '2BtUqQ4Ldr-BAzoa8vzyE69c68_7fNULNWHbuImuCkTVJpXD4OcXXW1xhX6bRwjA4dWI0Zk9NqokNiS_aVVbbzfynG_VwqpyABUwJBTHLmKi1RxL3M2bcxQHyff34Ab9OWsscimJr32ZU86OA0AQY1HUs9vAi7BilcOQlwN1m6BqghBvCXwlQmEJ5pW9b3ORcwAnVlZ9KHdzKNiKoVU09U3dI6EGA4DS_sXdRUbWUO1QoloomNnG51piiT79UDxX0flF3C109S5pRDSMN9lOJclNQai_5YBNROFSCSD-gZAmzMepGJpCBybL-wDkqaHwjjpZHi-SFfkozEC3cN4i4Q',
   e: 'AQAB',

@@ -1,0 +1,22 @@
+/**
+ * The tests' helpers, one module each, re-exported here:
+ *
+ * - clock.ts: the tests' "now" (`NOW_MS`, `NOW_SEC`) and the hand-driven `Clock`;
+ * - tokens.ts: the standard claim set (`claims`), the IAM header (`signClaims`) and `STATIC_KEY`;
+ * - fixtures.ts: the generated keys `KEY` and `KEY2`, `mint` and a loopback JWKS;
+ * - policy-server.ts: a loopback policy API and the spec's example policy;
+ * - loopback.ts, authorizers.ts, errors.ts, hooks.ts, leaks.ts: servers, cleanup and assertions.
+ *
+ * Importing this module runs fixtures.ts, which generates two RSA keys. A file that must not (the
+ * policy and engine tests, the token client's) imports the key-free modules directly: clock.ts,
+ * tokens.ts, policy-server.ts and the rest, everything but fixtures.ts.
+ */
+export * from './authorizers.js';
+export * from './clock.js';
+export * from './errors.js';
+export * from './fixtures.js';
+export * from './hooks.js';
+export * from './leaks.js';
+export * from './loopback.js';
+export * from './policy-server.js';
+export * from './tokens.js';
