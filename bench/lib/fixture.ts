@@ -1,6 +1,6 @@
 /**
  * One RS256 IAM token and the key material around it, shared by the bench scripts. The claims
- * follow `test/helpers/fixtures.ts` (`claims()`), with a real clock so the token is valid now.
+ * follow `test/helpers/tokens.ts` (`claims()`), with a real clock so the token is valid now.
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { generateSigningKey, signJwt, type SigningKey } from '../../src/testing/sign-jwt.js';

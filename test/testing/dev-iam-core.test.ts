@@ -6,7 +6,7 @@ import { decodeJwt } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
 import { BodyProblemError, createDevIamCore, type DevIamCore } from '../../src/testing/dev-iam-core.js';
 import { signJwt } from '../../src/testing/sign-jwt.js';
-import { Clock, TEST_NOW_MS } from '../helpers/clock.js';
+import { Clock, NOW_MS } from '../helpers/clock.js';
 import { exampleConfig, INLINE_ISSUER, INLINE_KEY } from './support.js';
 
 const ISSUER = 'http://iam.invalid/authentication/v1';
@@ -24,7 +24,7 @@ function inlineIdpToken(clock: Clock, subject: string, lifetimeSecs: number): st
 describe('the development IAM core', () => {
   it('mints tokens at the injected clock\'s time', () => {
     const claims = decodeJwt(core().mintToken({ actor: 'actor-alice', tenantId: 'tenant-1', expiryInSecs: 60 }));
-    expect(claims).toMatchObject({ iss: ISSUER, sub: 'actor-alice', aud: 'tenant-1', iat: TEST_NOW_MS / 1000, exp: TEST_NOW_MS / 1000 + 60, ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }] });
+    expect(claims).toMatchObject({ iss: ISSUER, sub: 'actor-alice', aud: 'tenant-1', iat: NOW_MS / 1000, exp: NOW_MS / 1000 + 60, ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }] });
   });
 
   it('exchanges an IdP token for an IAM token, and judges the IdP token\'s expiry by the injected clock', async () => {
@@ -33,7 +33,7 @@ describe('the development IAM core', () => {
     const idpToken = inlineIdpToken(clock, 'carol', 60);
     const request = { idpToken, idpKey: 'inline', readBody: () => Promise.resolve(TOKEN_BODY) };
     const granted = await iam.exchangeToken(request);
-    expect('token' in granted && decodeJwt(granted.token)).toMatchObject({ sub: 'actor-carol', tid: 'tenant-1', exp: TEST_NOW_MS / 1000 + 600 });
+    expect('token' in granted && decodeJwt(granted.token)).toMatchObject({ sub: 'actor-carol', tid: 'tenant-1', exp: NOW_MS / 1000 + 600 });
     clock.advance(61_000);
     expect(await iam.exchangeToken(request)).toMatchObject({ status: 401, detail: 'the IdP token is not valid for this IdP' });
   });

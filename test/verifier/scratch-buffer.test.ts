@@ -7,9 +7,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
 import { generateSigningKey } from '../../src/testing/index.js';
-import { Clock } from '../helpers/clock.js';
-import { KEY, mint, NOW_MS } from '../helpers/fixtures.js';
-import { json, startLoopback, type Loopback } from '../helpers/loopback.js';
+import { Clock, json, KEY, mint, startLoopback, type Loopback } from '../helpers/index.js';
 
 const REPLACEMENT = generateSigningKey({ kid: KEY.kid });
 const open: (Authorizer | Loopback)[] = [];
@@ -26,7 +24,7 @@ describe('the shared scratch buffer', () => {
       await gate;
       json(res, 200, { keys });
     });
-    const clock = new Clock(NOW_MS);
+    const clock = new Clock();
     const authz = createAuthorizer({ baseUrl: jwks.url, now: clock.now, jwks: { cooldownMs: 1_000 }, tokenCache: false });
     open.push(jwks, authz);
     await authz.authenticate(`Bearer ${mint(jwks.url, { jti: 'warm' })}`);
