@@ -64,7 +64,7 @@ export function toErrorResponse(error: IamAuthzError, options: ErrorResponseOpti
 }
 
 /** An RFC 9110 quoted-string: backslash-escapes `"` and `\`, replaces anything not printable ASCII. */
-export function quote(value: string): string {
+function quote(value: string): string {
   return `"${value.replace(/[^\x20-\x7e]/g, '?').replace(/["\\]/g, '\\$&')}"`;
 }
 
@@ -76,4 +76,3 @@ export function checkRealm(realm: unknown): string {
   return realm;
 }
 
-export { IamAuthzError };
