@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { startDevIam } from '../../src/testing/index.js';
-import { KINDS, type ServerKind } from './server.js';
+import { KINDS, type ServerKind } from './kinds.js';
 
 const { values } = parseArgs({
   options: {

@@ -14,16 +14,13 @@ import jwksRsa from 'jwks-rsa';
 import { createAuthorizer, type AuthorizerOptions } from '../../src/index.js';
 import { expressAuthz } from '../../adapters/express/index.js';
 import { fastifyAuthz } from '../../adapters/fastify/index.js';
+import { KINDS, type ServerKind } from './kinds.js';
 
-export const KINDS = [
-  'fastify-bare', 'fastify-iam', 'fastify-iam-nocache', 'fastify-iam-pool', 'fastify-jwt',
-  'express-bare', 'express-iam', 'express-oauth2-jwt-bearer', 'express-jwt',
-] as const;
-export type ServerKind = (typeof KINDS)[number];
 
 const { IAM_BASE_URL: baseUrl = '', IAM_ISSUER: issuer = '', IAM_PUBLIC_PEM: publicPem = '', TENANT: tenant = '' } = process.env;
 const jwksUri = `${issuer}/.well-known/jwks.json`;
 const kind = process.argv[2] as ServerKind;
+if (!KINDS.includes(kind)) throw new Error(`bench/http/server.ts: unknown server kind ${kind}`);
 
 /** What the peers are asked to do beyond the signature: the token must name the resource. */
 function namesVin(payload: unknown, vin: string): boolean {
