@@ -5,7 +5,9 @@
  *   2. `authorizer.authorize()` granted — policy cached and fresh, one resolved promise;
  *   3. `authorizer.authorize()` denied (PERMISSION_NOT_GRANTED) — inside the refetch interval, so
  *      the denial is answered from the cache too;
- *   4. `authenticate` (cache hit) + `authorize` — what a guarded request costs before the handler.
+ *   4. `authenticate` (cache hit) + `authorize` — what a guarded request costs before the handler;
+ *   5. the same through a route guard (`createGuards().requirePermission`, what every adapter wraps),
+ *      to show what the guard adds (issue #14 §4: at most about 2 µs per request).
  * The policy is served once by a loopback HTTP server and then kept (ttlMs of one hour).
  *
  * Run: `npm run bench:authorize`. Not a test: nothing is asserted, the exit code is 0.
@@ -14,6 +16,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAuthorizer } from '../src/authorizer.js';
 import { compilePolicy } from '../src/engine/compile-policy.js';
+import { createGuards } from '../src/http/guards.js';
 import { collectRoles, decideForRoles } from '../src/engine/decide.js';
 import type { RolePolicy } from '../src/types.js';
 import { signJwt } from '../src/testing/sign-jwt.js';
@@ -79,7 +82,11 @@ const batch = Array.from({ length: 100 }, (_, i) => ({
   resource: { type: 'VIN', value: i % 10 === 9 ? 'WVW1' : `OTHER${i % 10}` },
 }));
 
+const guard = createGuards<{ params: { vin: string } }>(authorizer).requirePermission('vehicle-service', 'READ', 'VIN', (req) => req.params.vin);
+const request = { params: { vin: 'WVW1' } };
+
 // Each case must do what its name says before it is timed.
+if ((await guard(authorization, request))?.decision?.granted !== true) throw new Error('the guard did not grant');
 const granted = await authorizer.authorize(identity, grantQuery);
 const denied = await authorizer.authorize(identity, denyQuery);
 if (!granted.granted || denied.granted || denied.reason !== 'PERMISSION_NOT_GRANTED') throw new Error(`unexpected decisions: ${granted.reason}, ${denied.reason}`);
@@ -99,15 +106,17 @@ const results = await measureInterleaved([
     name: 'authenticate (cache hit) + authorize',
     fn: async () => authorizer.authorize(await authorizer.authenticate(authorization), grantQuery),
   },
+  { name: 'route guard: requirePermission (cache hit)', fn: () => guard(authorization, request) },
   { name: 'accessible (VIN, READ), 10 refs', fn: () => authorizer.accessible(identity, { service: 'vehicle-service', permission: 'READ', type: 'VIN' }) },
   { name: 'authorizeMany, 100 queries', fn: () => authorizer.authorizeMany(identity, batch) },
   { name: 'permissionsFor (VIN=WVW1)', fn: () => authorizer.permissionsFor(identity, { service: 'vehicle-service', resource }) },
 ]);
 for (const result of results) console.log(formatResult(result));
-const [, warm, , hotPath] = results as [MeasureResult, MeasureResult, MeasureResult, MeasureResult, ...MeasureResult[]];
+const [, warm, , hotPath, guarded] = results as [MeasureResult, MeasureResult, MeasureResult, MeasureResult, MeasureResult, ...MeasureResult[]];
 console.log('');
 console.log(`warm authorize (granted)                 = ${(warm.nsPerOp / 1000).toFixed(2)} µs median per decision  (target < 1 µs)  ${warm.nsPerOp < 1000 ? 'ok' : 'ABOVE TARGET'}`);
 console.log(`cached authenticate + warm authorize     = ${Math.round(hotPath.opsPerSec).toLocaleString('en-US')} ops/s  (target ≥ 500,000)  ${hotPath.opsPerSec >= 500_000 ? 'ok' : 'BELOW TARGET'}`);
+console.log(`route guard, whole                       = ${(guarded.nsPerOp / 1000).toFixed(2)} µs per request  (target ≤ 2 µs)  ${guarded.nsPerOp <= 2000 ? 'ok' : 'ABOVE TARGET'}`);
 
 await authorizer.close();
 server.close();

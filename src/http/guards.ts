@@ -167,6 +167,7 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     const routeMode = checkRouteOptions(name, byNode ? rest[0] : rest[1]);
     const type = target as string;
     const asked = permissions.join(' or ');
+    const single = permissions.length === 1;
 
     return async (authorization, req) => {
       let identity;
@@ -176,10 +177,24 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
         return rejected(error);
       }
       // A resolver that throws is the application's bug: its error goes on untouched (a 500).
-      const resolved: unknown = await (resolve as ResourceResolver<Req>)(req);
+      // A value is used as it is; only a promise (or thenable) costs a tick.
+      const returned: unknown = (resolve as ResourceResolver<Req>)(req);
+      const resolved: unknown = isThenable(returned) ? await returned : returned;
+      const mode = routeMode ?? adapterMode ?? authorizer.mode;
+      if (single && !Array.isArray(resolved)) {
+        // The usual route: one resource, one permission; no batch, no per-resource bookkeeping.
+        let decision: Decision;
+        try {
+          decision = await authorizer.authorize(identity, { service, permission: asked, resource: byNode ? { node: resolved as string } : { type, value: resolved as string }, mode });
+        } catch (error) {
+          return rejected(error);
+        }
+        if (decision.granted) return { token: identity.token, claims: identity.claims, decision };
+        if (mode !== 'report') return rejected(new PermissionDeniedError(decision, service, asked));
+        return { token: identity.token, claims: identity.claims, decision, shadow: true };
+      }
       // An empty list names no resource: it is checked as `undefined`, which denies.
       const values: readonly unknown[] = Array.isArray(resolved) && resolved.length > 0 ? resolved : [Array.isArray(resolved) ? undefined : resolved];
-      const mode = routeMode ?? adapterMode ?? authorizer.mode;
       const queries = values.flatMap((value) => permissions.map((permission) => ({
         service, permission, resource: byNode ? { node: value as string } : { type, value: value as string }, mode,
       })));
@@ -251,4 +266,8 @@ function checkRouteOptions(where: string, options: unknown): GuardMode | undefin
   if (typeof options !== 'object' || options === null) throw new TypeError(`${where}: route options must be an object`);
   for (const key of Object.keys(options)) if (key !== 'mode') throw new TypeError(`${where}: unknown route option "${key}"`);
   return checkMode(where, (options as RouteOptions).mode);
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

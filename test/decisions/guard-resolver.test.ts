@@ -1,0 +1,64 @@
+/**
+ * The framework-neutral permission guard every adapter wraps: a resolver's value, promise or
+ * thenable is used alike (a plain value without a promise tick), a rejecting one passes its error
+ * on untouched, and the one-resource, one-permission route gives the same state as the general path.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createGuards, type Authorizer } from '../../src/index.js';
+import { Authorizers, Clock, mint, startJwksServer, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
+
+type Req = { vin: unknown };
+const authorizers = new Authorizers();
+let jwks: Loopback;
+let policy: PolicyServer;
+let authz: Authorizer;
+let bearer: string;
+
+beforeAll(async () => {
+  jwks = await startJwksServer();
+  policy = await startPolicyServer();
+  authz = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: new Clock().now });
+  bearer = `Bearer ${mint(jwks.url)}`; // alice: DRIVER on VIN=WVW1 (READ)
+});
+afterAll(async () => {
+  await authorizers.closeAll();
+  await jwks.close();
+  await policy.close();
+});
+
+/** Not a Promise: only a `then` that calls back (as some query builders and old promise libraries do). */
+const thenable = (value: unknown): { then: (onFulfilled: (v: unknown) => void) => void } => ({ then: (onFulfilled) => { onFulfilled(value); } });
+
+describe('the permission guard', () => {
+  test.each([
+    ['a value', (): unknown => 'WVW1'],
+    ['a promise', (): unknown => Promise.resolve('WVW1')],
+    ['a thenable that is no Promise', (): unknown => thenable('WVW1')],
+  ])('a resolver returning %s is granted alike', async (_name, value) => {
+    const guard = createGuards<Req>(authz).requirePermission('vehicle-service', 'READ', 'VIN', (req) => req.vin as string);
+    const state = await guard(bearer, { vin: value() });
+    expect(state).toStrictEqual({ token: bearer.slice(7), claims: expect.any(Object) as unknown, decision: expect.objectContaining({ granted: true, reference: 'VIN=WVW1' }) as unknown });
+  });
+
+  test('a resolver that throws, or rejects, passes its own error on', async () => {
+    const boom = new Error('resolver bug');
+    const throwing = createGuards<Req>(authz).requirePermission('vehicle-service', 'READ', 'VIN', () => { throw boom; });
+    await expect(throwing(bearer, { vin: 'WVW1' })).rejects.toBe(boom);
+    const rejecting = createGuards<Req>(authz).requirePermission('vehicle-service', 'READ', 'VIN', () => Promise.reject(boom));
+    await expect(rejecting(bearer, { vin: 'WVW1' })).rejects.toBe(boom);
+  });
+
+  test('one resource and one permission: a denial is a 403, or in report mode a shadow state without `decisions`', async () => {
+    const enforce = createGuards<Req>(authz).requirePermission('vehicle-service', 'WRITE', 'VIN', (req) => req.vin as string);
+    await expect(enforce(bearer, { vin: 'WVW1' })).rejects.toMatchObject({ status: 403, code: 'ERR_PERMISSION_DENIED' });
+    const report = createGuards<Req>(authz, { mode: 'report' }).requirePermission('vehicle-service', 'WRITE', 'VIN', (req) => req.vin as string);
+    const state = await report(bearer, { vin: 'WVW1' });
+    expect(Object.keys(state ?? {}).sort()).toStrictEqual(['claims', 'decision', 'shadow', 'token']);
+    expect(state).toMatchObject({ shadow: true, decision: { granted: false, reason: 'PERMISSION_NOT_GRANTED' } });
+  });
+
+  test('a resolver returning nothing denies', async () => {
+    const guard = createGuards<Req>(authz).requirePermission('vehicle-service', 'READ', 'VIN', () => undefined);
+    await expect(guard(bearer, { vin: undefined })).rejects.toMatchObject({ status: 403 });
+  });
+});
