@@ -268,6 +268,7 @@ function checkRouteOptions(where: string, options: unknown): GuardMode | undefin
   return checkMode(where, (options as RouteOptions).mode);
 }
 
+/** What `await` would wait for: an object or function with a callable `then`. */
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

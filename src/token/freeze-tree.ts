@@ -18,6 +18,9 @@ const nodes: object[] = [];
 const depths: number[] = [];
 
 /**
+ * `root` must be fresh `JSON.parse` output: no node shared between parents (a shared node would be
+ * walked once per path) and arrays without holes (they are walked by index).
+ *
  * Freezes every object and array below `root`, and `root` too unless `freezeRoot` is false (the
  * verifier still writes the normalised `ars` into the payload). Throws `ERR_TOKEN_INVALID` when the
  * tree is deeper than {@link MAX_JSON_DEPTH}; the tree is then left partly frozen, and dropped.

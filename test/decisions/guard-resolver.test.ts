@@ -57,6 +57,15 @@ describe('the permission guard', () => {
     expect(state).toMatchObject({ shadow: true, decision: { granted: false, reason: 'PERMISSION_NOT_GRANTED' } });
   });
 
+  test('a node id, and a one-element list, decide as the single resource they name', async () => {
+    const byNode = createGuards<Req>(authz).requirePermission('vehicle-service', 'READ', { node: (req) => req.vin as string });
+    await expect(byNode(bearer, { vin: 'WVW1' })).rejects.toMatchObject({ status: 403, decision: { reason: 'NO_MATCHING_REFERENCE' } });
+    const list = createGuards<Req>(authz).requirePermission('vehicle-service', 'READ', 'VIN', (req) => req.vin as readonly string[]);
+    const state = await list(bearer, { vin: ['WVW1'] });
+    expect(Object.keys(state ?? {}).sort()).toStrictEqual(['claims', 'decision', 'token']);
+    expect(state?.decision).toMatchObject({ granted: true, reference: 'VIN=WVW1' });
+  });
+
   test('a resolver returning nothing denies', async () => {
     const guard = createGuards<Req>(authz).requirePermission('vehicle-service', 'READ', 'VIN', () => undefined);
     await expect(guard(bearer, { vin: undefined })).rejects.toMatchObject({ status: 403 });
