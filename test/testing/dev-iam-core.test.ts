@@ -2,6 +2,7 @@
  * The development IAM's network-free core: token exchange, policy lookup and minting driven by an
  * injected clock, with no server and no socket (the jwksUri IdP of the config is never asked).
  */
+import fc from 'fast-check';
 import { decodeJwt } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
 import { BodyProblemError, createDevIamCore, type DevIamCore } from '../../src/testing/dev-iam-core.js';
@@ -91,5 +92,21 @@ describe('the development IAM core', () => {
     expect(await iam.policyForToken(before)).toHaveProperty('policy');
     iam.rotateKeys();
     expect(await iam.policyForToken(before)).toMatchObject({ status: 401 });
+  });
+
+  it('any body, IdP key or token gets a token or a 400/401/403, never a throw (property)', async () => {
+    const clock = new Clock();
+    const iam = core(clock);
+    const idpToken = inlineIdpToken(clock, 'carol', 3600);
+    await fc.assert(fc.asyncProperty(
+      fc.oneof(fc.jsonValue(), fc.record({ tenantId: fc.oneof(fc.constant('tenant-1'), fc.string()), expiryInSecs: fc.oneof(fc.integer(), fc.double()), tokenFormat: fc.oneof(fc.constant('t1'), fc.string()) }, { requiredKeys: [] })),
+      fc.oneof(fc.constant('inline'), fc.constant('dev'), fc.constant(undefined), fc.string()),
+      fc.oneof(fc.constant(idpToken), fc.constant(undefined), fc.string()),
+      async (body, idpKey, token) => {
+        const outcome = await iam.exchangeToken({ idpToken: token, idpKey, readBody: () => Promise.resolve(body) });
+        if ('token' in outcome) expect(decodeJwt(outcome.token)).toMatchObject({ sub: 'actor-carol', tid: 'tenant-1' });
+        else expect([400, 401, 403]).toContain(outcome.status);
+      },
+    ), { numRuns: 300 });
   });
 });
