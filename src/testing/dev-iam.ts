@@ -35,6 +35,12 @@ export interface StartDevIamOptions {
    * version control. Default: none (new keys at every start).
    */
   keyFile?: string;
+  /**
+   * The IAM's clock, in milliseconds since the epoch: `iat`/`exp` of the tokens it issues and the
+   * expiry checks of the IdP and IAM tokens presented to it. Give the same function as the
+   * authorizer's `now` to test expiry without waiting. Default `Date.now`.
+   */
+  now?: () => number;
 }
 
 export interface DevIam {
@@ -57,6 +63,7 @@ export interface DevIam {
 }
 
 export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> {
+  if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError('startDevIam: "now" must be a function returning milliseconds');
   // Config and key-file errors are thrown before a port is taken.
   const config = loadDevIamConfig(options.config);
   const keys = options.keyFile === undefined ? undefined : loadOrCreateKeys(options.keyFile);
@@ -76,10 +83,11 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
   const { port, address } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
   const baseUrl = `http://${host}:${port}`;
-  const core = createDevIamCore({ config, keys, keyFile: options.keyFile, issuer: `${baseUrl}/authentication/v1`, devIdpIssuer: `${baseUrl}/dev-idp` });
+  const core = createDevIamCore({ config, keys, keyFile: options.keyFile, issuer: `${baseUrl}/authentication/v1`, devIdpIssuer: `${baseUrl}/dev-idp`, ...(options.now ? { now: options.now } : {}) });
   const devConsole: DevIamConsole | undefined = options.console === false ? undefined : createConsole({
     baseUrl, configFile: typeof options.config === 'string' ? options.config : undefined, maxExpiryInSecs: MAX_EXPIRY_SECS,
     getConfig: () => core.config(), setConfig: (next) => { core.setConfig(next); }, mintToken: core.mintToken, policyOf: core.policyOf,
+    ...(options.now ? { now: options.now } : {}),
   });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     route(core, devConsole, baseUrl, req, res).catch(() => {

@@ -41,9 +41,12 @@ export type AccessibleResult =
 export class Explainer {
   readonly #baseUrl: string;
   readonly #agent = new Agent({ connections: 4 });
+  readonly #now: (() => number) | undefined;
 
-  constructor(baseUrl: string) {
+  /** `now`: the IAM's clock, so that tokens it minted are judged by the same time. Default `Date.now`. */
+  constructor(baseUrl: string, now?: () => number) {
     this.#baseUrl = baseUrl;
+    this.#now = now;
   }
 
   async explain(query: ExplainQuery): Promise<ExplainResult> {
@@ -78,7 +81,7 @@ export class Explainer {
   }
 
   async #withIdentity<T>(token: string, run: (authorizer: ReturnType<typeof createAuthorizer>, identity: Identity) => Promise<T>): Promise<T | { outcome: 'error'; error: { status: number; code: string; message: string } }> {
-    const authorizer = createAuthorizer({ baseUrl: this.#baseUrl, dispatcher: this.#agent, tokenCache: false });
+    const authorizer = createAuthorizer({ baseUrl: this.#baseUrl, dispatcher: this.#agent, tokenCache: false, ...(this.#now ? { now: this.#now } : {}) });
     try {
       const identity = await authorizer.authenticate(`Bearer ${token}`);
       return await run(authorizer, identity);

@@ -30,6 +30,8 @@ export interface ConsoleHost {
   mintToken(options: { actor: string; tenantId: string; expiryInSecs: number }): string;
   /** An application's role policy as the policy API serves it (for its `changeId`). */
   policyOf(applicationId: string): RolePolicy | undefined;
+  /** The IAM's clock (ms), for the decision explorer. Default `Date.now`. */
+  readonly now?: () => number;
 }
 
 export interface ConsoleOptions {
@@ -53,7 +55,7 @@ export function createConsole(host: ConsoleHost, options: ConsoleOptions = {}): 
   const hosts = allowedHosts(host.baseUrl);
   const sessions = new Sessions();
   const history = new ChangeIdHistory();
-  const explainer = new Explainer(host.baseUrl);
+  const explainer = new Explainer(host.baseUrl, host.now);
   let assets: Promise<ConsoleAssets> | undefined;
   // Saves are serialised: the If-Match check and the write must see the same current version.
   let saving: Promise<unknown> = Promise.resolve();
