@@ -34,9 +34,14 @@ export type FastifyAuthz = GuardFactory<FastifyRequest, IamHook>;
  * bodies, `request.iam` set on success. Throws a `TypeError` for an invalid option.
  */
 export function fastifyAuthz(authorizer: Authorizer, options: FastifyAuthzOptions = {}): FastifyAuthz {
-  const guards = createGuards<FastifyRequest>(authorizer, options, 'fastifyAuthz', ['onError']);
+  return hooksOver(authorizer, options, 'fastifyAuthz');
+}
+
+/** The hooks; `name` is who the user called (`fastifyAuthz`, or the `iamAuthz` plugin), for messages. */
+function hooksOver(authorizer: Authorizer, options: FastifyAuthzOptions, name: string): FastifyAuthz {
+  const guards = createGuards<FastifyRequest>(authorizer, options, name, ['onError']);
   const { onError } = options;
-  if (onError !== undefined && typeof onError !== 'function') throw new TypeError('fastifyAuthz: "onError" must be a function');
+  if (onError !== undefined && typeof onError !== 'function') throw new TypeError(`${name}: "onError" must be a function`);
   const { passErrors } = guards;
 
   function hook(guard: Guard<FastifyRequest>): IamHook {
@@ -58,6 +63,9 @@ export function fastifyAuthz(authorizer: Authorizer, options: FastifyAuthzOption
   return wrapGuards(guards, hook);
 }
 
+/** The plugin's own options besides `authorizer` (the hooks' options). */
+const PLUGIN_OPTIONS = new Set(['realm', 'exposeDecision', 'retryAfterSec', 'passErrors', 'mode', 'onError']);
+
 export interface IamAuthzPluginOptions extends FastifyAuthzOptions {
   /** The authorizer to use; it is closed when the server closes. */
   authorizer: Authorizer;
@@ -74,8 +82,13 @@ export const iamAuthz: FastifyPluginCallback<IamAuthzPluginOptions> = fp(
     try {
       if (fastify.hasDecorator('iamAuthz')) throw new TypeError('iamAuthz: the plugin is already registered on this instance');
       // Fastify's own register options (`prefix`, `logLevel`, …) are not ours to validate.
-      const { authorizer, prefix: _prefix, logLevel: _logLevel, logSerializers: _logSerializers, ...rest } = options as IamAuthzPluginOptions & Record<'prefix' | 'logLevel' | 'logSerializers', unknown>;
-      const hooks = fastifyAuthz(authorizer, rest);
+      const { authorizer, prefix: _prefix, logLevel: _logLevel, logSerializers: _logSerializers, ...rest } = ((options as IamAuthzPluginOptions | null) ?? {}) as IamAuthzPluginOptions & Record<'prefix' | 'logLevel' | 'logSerializers', unknown>;
+      if (typeof (authorizer as Partial<Authorizer> | null | undefined)?.check !== 'function') {
+        // The usual mistake is createAuthorizer's options in place of the plugin's: say what to pass.
+        const given = Object.keys(rest).filter((key) => !PLUGIN_OPTIONS.has(key));
+        throw new TypeError(`iamAuthz: pass the "authorizer" option, an Authorizer made with createAuthorizer({ baseUrl, … })${given.length > 0 ? `, not createAuthorizer's own options (got ${given.slice(0, 5).map((k) => `"${k}"`).join(', ')})` : ''}`);
+      }
+      const hooks = hooksOver(authorizer, rest, 'iamAuthz');
       fastify.decorateRequest('iam', null);
       fastify.decorate('iamAuthz', hooks);
       fastify.addHook('onClose', async () => {

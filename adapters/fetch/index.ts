@@ -37,9 +37,9 @@ export interface FetchAuthz<R extends Request = Request> extends Omit<GuardFacto
  * for an invalid option.
  */
 export function createFetchGuards<R extends Request = Request>(authorizer: Authorizer, options: FetchAuthzOptions = {}): FetchAuthz<R> {
-  const { onError, ...guardOptions } = options;
+  const guards = createGuards<R>(authorizer, options, 'createFetchGuards', ['onError']);
+  const { onError } = options;
   if (onError !== undefined && typeof onError !== 'function') throw new TypeError('createFetchGuards: "onError" must be a function');
-  const guards = createGuards<R>(authorizer, guardOptions, 'createFetchGuards');
 
   const errorResponse = (error: IamAuthzError, request?: Request): Response => toResponse(guards.errorResponse(error), request?.method);
 

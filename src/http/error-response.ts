@@ -69,9 +69,9 @@ function quote(value: string): string {
 }
 
 /** Checks a `realm` option once, at construction. */
-export function checkRealm(realm: unknown): string {
+export function checkRealm(realm: unknown, where?: string): string {
   if (typeof realm !== 'string' || realm.length === 0 || /[^\x20-\x7e]/.test(realm)) {
-    throw new TypeError('"realm" must be a non-empty string of printable ASCII');
+    throw new TypeError(`${where === undefined ? '' : `${where}: `}"realm" must be a non-empty string of printable ASCII`);
   }
   return realm;
 }

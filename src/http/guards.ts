@@ -100,16 +100,17 @@ export interface Guards<Req> {
  * accepted but not read here; any other unknown name is refused.
  */
 export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions = {}, adapter = 'createGuards', adapterOptions: readonly string[] = []): Guards<Req> {
-  if (typeof (authorizer as Partial<Authorizer> | undefined)?.check !== 'function') throw new TypeError(`${adapter}: an Authorizer from createAuthorizer() is required`);
-  if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError(`${adapter}: options must be an object`);
+  checkAuthorizer(adapter, authorizer);
+  checkOptionsObject(adapter, 'options', options);
   for (const key of Object.keys(options)) {
     if (!GUARD_OPTIONS.includes(key) && !adapterOptions.includes(key)) throw new TypeError(`${adapter}: unknown option "${key}"`);
   }
+  refuseNull(adapter, options);
   if (options.passErrors !== undefined && typeof options.passErrors !== 'boolean') throw new TypeError(`${adapter}: "passErrors" must be a boolean`);
   if (options.exposeDecision !== undefined && typeof options.exposeDecision !== 'boolean') throw new TypeError(`${adapter}: "exposeDecision" must be a boolean`);
   const adapterMode = checkMode(adapter, options.mode);
   const responseOptions: ErrorResponseOptions = {
-    realm: checkRealm(options.realm ?? 'iam'),
+    realm: options.realm === undefined ? 'iam' : checkRealm(options.realm, adapter),
     exposeDecision: options.exposeDecision === true,
     retryAfterSec: options.retryAfterSec ?? 5,
   };
@@ -127,8 +128,9 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
   }
 
   function authenticate(guardOptions: AuthenticateOptions = {}): Guard<Req> {
-    if (typeof guardOptions !== 'object' || (guardOptions as unknown) === null) throw new TypeError('authenticate: options must be an object');
+    checkOptionsObject('authenticate', 'options', guardOptions);
     for (const key of Object.keys(guardOptions)) if (key !== 'optional') throw new TypeError(`authenticate: unknown option "${key}"`);
+    refuseNull('authenticate', guardOptions);
     if (guardOptions.optional !== undefined && typeof guardOptions.optional !== 'boolean') throw new TypeError('authenticate: "optional" must be a boolean');
     const optional = guardOptions.optional === true;
     return async (authorization) => {
@@ -158,7 +160,10 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
   /** Every resource must be granted at least one of `permissions` (one permission: that one). */
   function permissionGuard(name: string, service: string, permissions: readonly string[], target: Target<Req>, rest: unknown[]): Guard<Req> {
     if (typeof service !== 'string' || service.length === 0) throw new TypeError(`${name}: "service" must be a non-empty string`);
-    const byNode = typeof target === 'object';
+    const byNode = typeof target === 'object' && (target as unknown) !== null && !isArray(target);
+    if (byNode) {
+      for (const key of Object.keys(target)) if (key !== 'node') throw new TypeError(`${name}: unknown key "${key}" in the node target (it is { node: resolve })`);
+    }
     const resolve = byNode ? target.node : rest[0];
     if (!byNode && (typeof target !== 'string' || target.length === 0 || target.includes('='))) {
       throw new TypeError(`${name}: the resource type must be a non-empty string without "="`);
@@ -263,9 +268,35 @@ function checkMode(where: string, mode: unknown): GuardMode | undefined {
 
 function checkRouteOptions(where: string, options: unknown): GuardMode | undefined {
   if (options === undefined) return undefined;
-  if (typeof options !== 'object' || options === null) throw new TypeError(`${where}: route options must be an object`);
+  checkOptionsObject(where, 'route options', options);
   for (const key of Object.keys(options)) if (key !== 'mode') throw new TypeError(`${where}: unknown route option "${key}"`);
+  refuseNull(where, options);
   return checkMode(where, (options as RouteOptions).mode);
+}
+
+/** Options are an object; `null` is not "the defaults" (only leaving them out is). */
+function checkOptionsObject(where: string, what: string, options: unknown): asserts options is object {
+  if (options === null) throw new TypeError(`${where}: ${what} must be an object, not null (leave them out for the defaults)`);
+  if (typeof options !== 'object' || isArray(options)) throw new TypeError(`${where}: ${what} must be an object`);
+}
+
+/** `null` is never "default": only `undefined` (or leaving the option out) is. */
+function refuseNull(where: string, options: object): void {
+  for (const [key, value] of Object.entries(options)) {
+    if (value === null) throw new TypeError(`${where}: "${key}" must not be null (leave it out, or pass undefined, for the default)`);
+  }
+}
+
+/**
+ * An Authorizer, not something else: createAuthorizer's own options (`{ baseUrl }`) are the usual
+ * mistake, so the message says what to pass instead (naming the keys it got, never their values).
+ */
+function checkAuthorizer(where: string, authorizer: unknown): asserts authorizer is Authorizer {
+  if (typeof (authorizer as Partial<Authorizer> | null | undefined)?.check === 'function') return;
+  const keys = typeof authorizer === 'object' && authorizer !== null ? Object.keys(authorizer) : [];
+  const got = keys.length > 0 ? `, not createAuthorizer's options (got ${keys.slice(0, 5).map((k) => `"${k}"`).join(', ')})`
+    : ` (got ${authorizer === null ? 'null' : typeof authorizer})`;
+  throw new TypeError(`${where}: pass as the first argument an Authorizer made with createAuthorizer({ baseUrl, … })${got}`);
 }
 
 /** What `await` would wait for: an object or function with a callable `then`. */
