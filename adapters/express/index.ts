@@ -35,6 +35,12 @@ export function expressAuthz(authorizer: Authorizer, options: ExpressAuthzOption
 
   function middleware(guard: Guard<Request>): RequestHandler {
     return function iamAuthzGuard(req: Request, res: Response, next: NextFunction): void {
+      // Mounted in another framework (Koa passes (ctx, next)): answer 500 there, never crash.
+      if (typeof next !== 'function' || typeof (res as Partial<Response> | undefined)?.setHeader !== 'function') {
+        // eslint-disable-next-line prefer-rest-params -- exactly what the other framework passed
+        guards.answerWrongFramework('express', Array.from(arguments));
+        return;
+      }
       guard(req.headers.authorization, req).then(
         (state) => {
           if (state) req.iam = state;

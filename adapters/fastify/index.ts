@@ -46,6 +46,11 @@ function hooksOver(authorizer: Authorizer, options: FastifyAuthzOptions, name: s
 
   function hook(guard: Guard<FastifyRequest>): IamHook {
     return async function iamAuthzHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      // Used in another framework (Express passes (req, res, next), Koa (ctx, next)): answer 500 there.
+      if (typeof (reply as Partial<FastifyReply> | undefined)?.code !== 'function' || typeof (reply as Partial<FastifyReply>).send !== 'function') {
+        // eslint-disable-next-line prefer-rest-params -- exactly what the other framework passed
+        return guards.answerWrongFramework('fastify', Array.from(arguments)) as undefined;
+      }
       let state: IamState | undefined;
       try {
         state = await guard(request.headers.authorization, request);

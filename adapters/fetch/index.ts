@@ -45,6 +45,11 @@ export function createFetchGuards<R extends Request = Request>(authorizer: Autho
 
   function fetchGuard(guard: Guard<R>): OptionalFetchGuard<R> {
     return async function iamAuthzGuard(request: R): Promise<IamState | Response | undefined> {
+      // Mounted as another framework's middleware (Hono passes (c, next)): answer 500 there.
+      if (typeof (request as Partial<Request> | undefined)?.headers?.get !== 'function') {
+        // eslint-disable-next-line prefer-rest-params -- exactly what the other framework passed
+        return guards.answerWrongFramework('fetch', Array.from(arguments)) as Response | undefined;
+      }
       try {
         return await guard(request.headers.get('authorization') ?? undefined, request);
       } catch (error) {

@@ -35,6 +35,11 @@ export function honoAuthz(authorizer: Authorizer, options: HonoAuthzOptions = {}
 
   function middleware(guard: Guard<Context>): MiddlewareHandler {
     return async function iamAuthzGuard(c, next): Promise<Response | undefined> {
+      // Mounted in another framework (Express passes (req, res, next), Koa (ctx, next)): answer 500 there.
+      if (typeof next !== 'function' || typeof (c as Partial<Context> | undefined)?.req?.header !== 'function') {
+        // eslint-disable-next-line prefer-rest-params -- exactly what the other framework passed
+        return guards.answerWrongFramework('hono', Array.from(arguments)) as Response | undefined;
+      }
       let state: IamState | undefined;
       try {
         state = await guard(c.req.header('authorization'), c);

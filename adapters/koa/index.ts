@@ -35,6 +35,11 @@ export function koaAuthz(authorizer: Authorizer, options: KoaAuthzOptions = {}):
 
   function middleware(guard: Guard<Context>): Middleware {
     return async function iamAuthzGuard(ctx: Context, next: Next): Promise<void> {
+      // Mounted in another framework (Express passes (req, res, next)): answer 500 there, never crash.
+      if (typeof next !== 'function' || typeof (ctx as Partial<Context> | undefined)?.request !== 'object') {
+        // eslint-disable-next-line prefer-rest-params -- exactly what the other framework passed
+        return guards.answerWrongFramework('koa', Array.from(arguments)) as undefined;
+      }
       let state: IamState | undefined;
       try {
         // The raw header: an empty one is present (401 even for an optional guard), unlike a missing one.

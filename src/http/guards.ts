@@ -9,6 +9,7 @@ import type { Decision } from '../types.js';
 import { IamAuthzError, PermissionDeniedError } from '../errors.js';
 import { isArray } from '../lib/is-array.js';
 import type { IamClaims } from '../types.js';
+import { answerWrongFramework, type AdapterFramework } from './wrong-framework.js';
 import { checkRealm, toErrorResponse, type ErrorResponse, type ErrorResponseOptions } from './error-response.js';
 
 /** What a guard attaches to the request (`req.iam`, `ctx.state.iam`, `request.iam`). */
@@ -92,6 +93,14 @@ export interface Guards<Req> {
   errorResponse(error: IamAuthzError): ErrorResponse;
   /** The `passErrors` option, resolved. */
   readonly passErrors: boolean;
+  /**
+   * For an adapter's handler called with another framework's arguments (`own`: the adapter's
+   * framework; `args`: what its handler got): answers 500 `application/problem+json` in the calling
+   * framework's own way, its `detail` naming the subpath to import instead; warns once per process
+   * (`IAM_AUTHZ_WRONG_FRAMEWORK`). Returns what the handler should return to that framework; throws
+   * a `TypeError` when the caller is no framework it recognises.
+   */
+  answerWrongFramework(own: AdapterFramework, args: readonly unknown[]): unknown;
 }
 
 /**
@@ -231,6 +240,7 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     requireAnyPermission: requireAnyPermission,
     errorResponse: (error) => toErrorResponse(error, responseOptions),
     passErrors: options.passErrors === true,
+    answerWrongFramework,
   };
 }
 
