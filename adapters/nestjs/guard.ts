@@ -4,10 +4,11 @@
  * adapters do, and the `@Iam()` parameter decorator. Written without decorator syntax so that the
  * package builds without `experimentalDecorators`; applications use the decorators as usual.
  */
-import { Catch, createParamDecorator, HttpException, Inject, Injectable, type ArgumentsHost, type CanActivate, type ExceptionFilter, type ExecutionContext } from '@nestjs/common';
-import { HttpAdapterHost, Reflector } from '@nestjs/core';
-import { IamAuthzError, type ErrorResponse, type Guard, type Guards, type IamState } from '../../src/index.js';
-import { IAM_REQUIREMENT, type IamRequestView, type IamRequirement } from './requirements.js';
+import { Catch, createParamDecorator, HttpException, Inject, Injectable, Optional, type ArgumentsHost, type CanActivate, type ExceptionFilter, type ExecutionContext, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost, ModulesContainer, Reflector } from '@nestjs/core';
+import { AuthorizerClosedError, IamAuthzError, toErrorResponse, type ErrorResponse, type Guard, type Guards, type IamState } from '../../src/index.js';
+import { IAM_REQUIREMENT, listNames, protectedHandlers } from './discovery.js';
+import type { IamRequestView, IamRequirement } from './requirements.js';
 
 /** Injection token of the module's internals (`IamAuthzCore`). */
 export const IAM_AUTHZ_CORE = 'iam-authz:core';
@@ -108,51 +109,75 @@ async function graphqlError(answer: ErrorResponse): Promise<Error> {
 }
 
 /**
+ * The contexts already checked: Nest hands one `ExecutionContext` to every guard of a request
+ * (global, controller, handler), and the decorators add `IamGuard` next to the global one.
+ */
+const checked = new WeakSet<ExecutionContext>();
+
+/**
  * Checks each request against its handler's (or controller's) requirement: `@RequirePermission`,
  * `@Authenticated()`, `@Public()`; without any, a valid token is required (fail closed). Sets
  * `iam` on the request (the socket for WebSocket) for `@Iam()`.
  */
-export class IamGuard implements CanActivate {
+export class IamGuard implements CanActivate, OnModuleInit {
   readonly #reflector: Reflector;
-  readonly #core: IamAuthzCore;
-  readonly #authenticate: Guard<IamRequestView>;
+  readonly #core: IamAuthzCore | undefined;
+  readonly #modules: ModulesContainer;
+  #authenticate: Guard<IamRequestView> | undefined;
   readonly #cache = new WeakMap<IamRequirement, Guard<IamRequestView>>();
 
-  /** @internal Made by Nest's injector (`APP_GUARD` or `@UseGuards(IamGuard)`). */
-  constructor(reflector: Reflector, core: IamAuthzCore) {
+  /** @internal Made by Nest's injector (`APP_GUARD`, `@UseGuards(IamGuard)` or a decorator). */
+  constructor(reflector: Reflector, core: IamAuthzCore | undefined, modules: ModulesContainer) {
     this.#reflector = reflector;
     this.#core = core;
-    this.#authenticate = core.guards.authenticate();
+    this.#modules = modules;
+  }
+
+  /**
+   * Without `IamAuthzModule` nothing can check a request: refuse to start, naming what the
+   * decorators (or `@UseGuards(IamGuard)`) meant to protect.
+   * @internal
+   */
+  onModuleInit(): void {
+    if (this.#core !== undefined) return;
+    const names = protectedHandlers(this.#modules).map((h) => h.name);
+    throw new Error(`IamGuard: IamAuthzModule is not imported, so nothing checks ${names.length > 0 ? listNames(names) : 'the handlers guarded by IamGuard'}; `
+      + 'import IamAuthzModule.forRoot(options) or IamAuthzModule.forRootAsync(options) in the application module');
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (checked.has(context)) return true;
     const requirement = this.#reflector.getAllAndOverride<IamRequirement | undefined>(IAM_REQUIREMENT, [context.getHandler(), context.getClass()]);
     if (requirement?.kind === 'public') {
       // A socket outlives its messages: a public message must not see an earlier message's identity.
       if (context.getType() === 'ws') delete context.switchToWs().getClient<{ iam?: unknown }>().iam;
+      checked.add(context);
       return true;
     }
     const { holder, authorization, view } = locate(context);
     let state: IamState | undefined;
     try {
-      state = await this.#guardFor(requirement)(authorization, view);
+      // Unreachable after a normal start (onModuleInit refuses); deny rather than serve.
+      if (this.#core === undefined) throw new AuthorizerClosedError();
+      state = await this.#guardFor(this.#core, requirement)(authorization, view);
     } catch (error) {
       if (!(error instanceof IamAuthzError)) throw error;
-      const answer = this.#core.guards.errorResponse(error);
+      const answer = this.#core?.guards.errorResponse(error) ?? toErrorResponse(error, { realm: 'iam', exposeDecision: false, retryAfterSec: 5 });
       const type = context.getType<string>();
       if (type === 'ws') throw await wsException(answer);
       if (type === 'graphql') throw await graphqlError(answer);
       throw new IamHttpException(error, answer);
     }
     if (holder && state) holder.iam = state;
+    checked.add(context);
     return true;
   }
 
-  #guardFor(requirement: IamRequirement | undefined): Guard<IamRequestView> {
-    if (requirement === undefined || requirement.kind === 'public' || (requirement.kind === 'authenticated' && requirement.optional !== true)) return this.#authenticate;
+  #guardFor(core: IamAuthzCore, requirement: IamRequirement | undefined): Guard<IamRequestView> {
+    if (requirement === undefined || requirement.kind === 'public' || (requirement.kind === 'authenticated' && requirement.optional !== true)) return this.#authenticate ??= core.guards.authenticate();
     let guard = this.#cache.get(requirement);
     if (guard === undefined) {
-      const { guards } = this.#core;
+      const { guards } = core;
       switch (requirement.kind) {
         case 'authenticated': guard = guards.authenticate({ optional: true }); break;
         case 'node': guard = guards.requirePermission(requirement.service, requirement.permission, { node: requirement.resolve }, requirement.options); break;
@@ -169,6 +194,9 @@ export class IamGuard implements CanActivate {
 Injectable()(IamGuard);
 Inject(Reflector)(IamGuard, undefined, 0);
 Inject(IAM_AUTHZ_CORE)(IamGuard, undefined, 1);
+// Without IamAuthzModule the guard still starts, to name what is unprotected (onModuleInit).
+Optional()(IamGuard, undefined, 1);
+Inject(ModulesContainer)(IamGuard, undefined, 2);
 
 /**
  * Renders {@link IamHttpException} over HTTP as every adapter does: status, `WWW-Authenticate` or

@@ -3,17 +3,21 @@
  * `IAM_AUTHORIZER`; `IamGuard` (global by default) and its exception filter; the authorizer it
  * created is closed on application shutdown.
  */
-import { Inject, Module, type DynamicModule, type FactoryProvider, type ModuleMetadata, type OnApplicationShutdown, type Provider } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { Inject, Module, type DynamicModule, type FactoryProvider, type ModuleMetadata, type OnApplicationShutdown, type OnModuleInit, type Provider } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, ModulesContainer } from '@nestjs/core';
 import { createAuthorizer, createGuards, type Authorizer, type AuthorizerOptions, type GuardOptions } from '../../src/index.js';
+import { listNames, unguardedFieldResolvers } from './discovery.js';
 import { IAM_AUTHZ_CORE, IamExceptionFilter, IamGuard, type IamAuthzCore } from './guard.js';
 import type { IamRequestView } from './requirements.js';
 
 /** Injection token of the module's `Authorizer`. */
 export const IAM_AUTHORIZER = 'iam-authz:authorizer';
 
-/** The adapter's own options (the response options every adapter shares). */
-export type NestAuthzOptions = GuardOptions;
+/**
+ * The adapter's own options (the response options every adapter shares). No `passErrors`: Nest
+ * hands refusals to exception filters already (`IamHttpException`).
+ */
+export type NestAuthzOptions = Omit<GuardOptions, 'passErrors'>;
 
 /**
  * `createAuthorizer` options plus the adapter options, or `{ authorizer }` to use one you made (it is
@@ -38,14 +42,23 @@ export interface IamAuthzAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
   globalGuard?: boolean;
 }
 
+const ASYNC_OPTIONS = ['imports', 'useFactory', 'inject', 'globalGuard'];
+
 interface Built extends IamAuthzCore {
   readonly authorizer: Authorizer;
   /** Created here, so closed here. */
   readonly owned: boolean;
 }
 
+/** Only `undefined` means "default": a `null` is a mistake worth naming. */
+function refuseNull(where: string, options: object, keys: readonly string[]): void {
+  for (const key of keys) if ((options as Record<string, unknown>)[key] === null) throw new TypeError(`${where}: "${key}" must not be null (leave it out for the default)`);
+}
+
 function build(options: IamAuthzModuleOptions): Built {
   if (typeof (options as unknown) !== 'object' || (options as unknown) === null) throw new TypeError('IamAuthzModule: options must be an object');
+  refuseNull('IamAuthzModule', options, ['realm', 'exposeDecision', 'retryAfterSec', 'mode', 'authorizer', 'globalGuard']);
+  if ('passErrors' in options) throw new TypeError('IamAuthzModule: "passErrors" is not supported: refusals reach your exception filters as IamHttpException already');
   const { realm, exposeDecision, retryAfterSec, mode, authorizer: given, ...rest } = options as NestAuthzOptions & { authorizer?: Authorizer } & Record<string, unknown>;
   const guardOptions: GuardOptions = {};
   // `mode` is the module's default for its routes (a route's own { mode } wins), as an adapter's is.
@@ -55,7 +68,7 @@ function build(options: IamAuthzModuleOptions): Built {
   if (retryAfterSec !== undefined) guardOptions.retryAfterSec = retryAfterSec;
   const extra = Object.keys(rest)[0];
   if (given !== undefined && extra !== undefined) throw new TypeError(`IamAuthzModule: "${extra}" cannot be given with "authorizer"`);
-  const authorizer = given ?? createAuthorizer(rest as AuthorizerOptions);
+  const authorizer = given ?? createAuthorizer(rest);
   try {
     return { authorizer, owned: given === undefined, guards: createGuards<IamRequestView>(authorizer, guardOptions) };
   } catch (error) {
@@ -65,11 +78,25 @@ function build(options: IamAuthzModuleOptions): Built {
 }
 
 /** `IamAuthzModule.forRoot(options)` / `forRootAsync({ imports, useFactory, inject })`; global. */
-export class IamAuthzModule implements OnApplicationShutdown {
+export class IamAuthzModule implements OnModuleInit, OnApplicationShutdown {
   readonly #built: Built;
+  readonly #modules: ModulesContainer;
   /** @internal Made by Nest from the module's providers. */
-  constructor(built: Built) {
+  constructor(built: Built, modules: ModulesContainer) {
     this.#built = built;
+    this.#modules = modules;
+  }
+
+  /**
+   * Refuses to start when a protected GraphQL field resolver would run without guards (Nest runs
+   * none on field resolvers unless `fieldResolverEnhancers` includes `'guards'`).
+   * @internal
+   */
+  onModuleInit(): void {
+    const unguarded = unguardedFieldResolvers(this.#modules);
+    if (unguarded.length === 0) return;
+    throw new Error(`IamAuthzModule: the GraphQL field resolvers ${listNames(unguarded)} carry a requirement, but Nest runs no guards on field resolvers; `
+      + `set GraphQLModule.forRoot({ ..., fieldResolverEnhancers: ['guards'] })`);
   }
 
   /** Closes the authorizer when the module created it (one given as `authorizer` stays yours). */
@@ -79,6 +106,8 @@ export class IamAuthzModule implements OnApplicationShutdown {
 
   /** Options are validated here (`TypeError` naming the option); `globalGuard: false` leaves `@UseGuards(IamGuard)` to you. */
   static forRoot(options: IamAuthzModuleOptions & { globalGuard?: boolean }): DynamicModule {
+    if (typeof (options as unknown) !== 'object' || (options as unknown) === null) throw new TypeError('IamAuthzModule: options must be an object');
+    refuseNull('IamAuthzModule', options, ['globalGuard']);
     const { globalGuard = true, ...rest } = options;
     const built = build(rest);
     return IamAuthzModule.#module([{ provide: IAM_AUTHZ_CORE, useValue: built }], globalGuard, []);
@@ -86,8 +115,16 @@ export class IamAuthzModule implements OnApplicationShutdown {
 
   /** Options from a factory (e.g. `ConfigService`); validated when the module is instantiated. */
   static forRootAsync(options: IamAuthzAsyncOptions): DynamicModule {
+    if (typeof (options as unknown) !== 'object' || (options as unknown) === null) throw new TypeError('IamAuthzModule.forRootAsync: options must be an object');
+    for (const key of Object.keys(options)) {
+      if (!ASYNC_OPTIONS.includes(key)) throw new TypeError(`IamAuthzModule.forRootAsync: unknown option "${key}"`);
+    }
+    refuseNull('IamAuthzModule.forRootAsync', options, ASYNC_OPTIONS);
     const { globalGuard = true, useFactory, inject = [], imports = [] } = options;
     if (typeof useFactory !== 'function') throw new TypeError('IamAuthzModule.forRootAsync: "useFactory" must be a function');
+    if (!Array.isArray(inject)) throw new TypeError('IamAuthzModule.forRootAsync: "inject" must be an array');
+    if (!Array.isArray(imports)) throw new TypeError('IamAuthzModule.forRootAsync: "imports" must be an array');
+    if (typeof globalGuard !== 'boolean') throw new TypeError('IamAuthzModule.forRootAsync: "globalGuard" must be a boolean');
     const provider: Provider = { provide: IAM_AUTHZ_CORE, useFactory: async (...args: never[]) => build(await useFactory(...args)), inject };
     return IamAuthzModule.#module([provider], globalGuard, imports);
   }
@@ -107,3 +144,4 @@ export class IamAuthzModule implements OnApplicationShutdown {
 }
 Module({})(IamAuthzModule);
 Inject(IAM_AUTHZ_CORE)(IamAuthzModule, undefined, 0);
+Inject(ModulesContainer)(IamAuthzModule, undefined, 1);

@@ -2,11 +2,12 @@
  * What a route demands, as decorators record it: the metadata `IamGuard` reads, and the typed view
  * of the request a resource resolver gets in every context (HTTP, GraphQL, WebSocket).
  */
-import { SetMetadata, type CustomDecorator, type ExecutionContext } from '@nestjs/common';
+import { SetMetadata, UseGuards, type CustomDecorator, type ExecutionContext } from '@nestjs/common';
 import type { ResourceResolver, RouteOptions } from '../../src/index.js';
+import { IAM_REQUIREMENT } from './discovery.js';
+import { IamGuard } from './guard.js';
 
-/** The metadata key under which the decorators store a route's {@link IamRequirement}. */
-export const IAM_REQUIREMENT = 'iam-authz:requirement';
+export { IAM_REQUIREMENT };
 
 /** What a resource resolver sees of the request, whatever the context. */
 export interface IamRequestView {
@@ -104,7 +105,7 @@ export function RequirePermission(service: string, permission: string, node: { n
 export function RequirePermission(service: string, permission: string, target: string | { node: NestResourceResolver }, ...rest: unknown[]): CustomDecorator {
   if (typeof permission !== 'string' || permission.length === 0) throw new TypeError('RequirePermission: "permission" must be a non-empty string');
   const { node, resolve, options } = checkTarget('RequirePermission', service, target, rest);
-  return SetMetadata(IAM_REQUIREMENT, (node
+  return requirement((node
     ? { kind: 'node', service, permission, resolve, options }
     : { kind: 'permission', service, permission, type: target as string, resolve, options }) satisfies IamRequirement);
 }
@@ -121,7 +122,7 @@ export function RequireAnyPermission(service: string, permissions: readonly stri
   }
   const { node, resolve, options } = checkTarget('RequireAnyPermission', service, target, rest);
   const list = [...permissions];
-  return SetMetadata(IAM_REQUIREMENT, (node
+  return requirement((node
     ? { kind: 'any-node', service, permissions: list, resolve, options }
     : { kind: 'any', service, permissions: list, type: target as string, resolve, options }) satisfies IamRequirement);
 }
@@ -132,12 +133,51 @@ const isArray: (value: unknown) => boolean = Array.isArray;
 function checkTarget(name: string, service: unknown, target: unknown, rest: unknown[]): { node: boolean; resolve: NestResourceResolver; options: RouteOptions | undefined } {
   if (typeof service !== 'string' || service.length === 0) throw new TypeError(`${name}: "service" must be a non-empty string`);
   const node = typeof target !== 'string';
-  const resolve = node ? (target as { node?: unknown } | null)?.node : rest[0];
-  if (!node && ((target).length === 0 || (target).includes('='))) throw new TypeError(`${name}: the resource type must be a non-empty string without "="`);
+  if (node) {
+    if (typeof target !== 'object' || target === null) throw new TypeError(`${name}: the resource resolver must be a function (or { node: resolver })`);
+    for (const key of Object.keys(target)) if (key !== 'node') throw new TypeError(`${name}: unknown key "${key}" next to "node"`);
+  } else if (target.length === 0 || target.includes('=')) {
+    throw new TypeError(`${name}: the resource type must be a non-empty string without "="`);
+  }
+  const resolve = node ? (target as { node?: unknown }).node : rest[0];
   if (typeof resolve !== 'function') throw new TypeError(`${name}: the resource resolver must be a function`);
-  const options = (node ? rest[0] : rest[1]) as RouteOptions | undefined;
-  if (options !== undefined && (typeof options !== 'object' || (options as unknown) === null)) throw new TypeError(`${name}: route options must be an object`);
-  return { node, resolve: resolve as NestResourceResolver, options };
+  const given = node ? 1 : 2;
+  if (rest.length > given) throw new TypeError(`${name}: too many arguments (the route options are the last one)`);
+  return { node, resolve: resolve as NestResourceResolver, options: checkRouteOptions(name, rest[given - 1]) };
+}
+
+/** Route options as the core's guards take them, checked here so that a typo fails at class definition. */
+function checkRouteOptions(name: string, options: unknown): RouteOptions | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options !== 'object' || options === null) throw new TypeError(`${name}: route options must be an object`);
+  for (const key of Object.keys(options)) if (key !== 'mode') throw new TypeError(`${name}: unknown route option "${key}"`);
+  const { mode } = options as { mode?: unknown };
+  if (mode === undefined) return {};
+  if (mode !== 'enforce' && mode !== 'report') throw new TypeError(`${name}: "mode" must be 'enforce' or 'report'`);
+  return { mode };
+}
+
+/**
+ * Records the requirement and puts `IamGuard` on the same handler or controller, so the requirement
+ * is checked even where no global guard runs (`globalGuard: false`, WebSocket gateways). Global,
+ * controller and handler guards of one request share its context, and `IamGuard` checks a context
+ * once, so with the global guard too a request is still checked once.
+ */
+function requirement(value: IamRequirement): CustomDecorator {
+  const metadata = SetMetadata(IAM_REQUIREMENT, value);
+  const guard = UseGuards(IamGuard);
+  const decorate = (target: object, key?: string | symbol, descriptor?: PropertyDescriptor): void => {
+    if (key === undefined) {
+      metadata(target as () => void);
+      guard(target as () => void);
+    } else if (descriptor !== undefined) {
+      metadata(target, key, descriptor);
+      guard(target, key, descriptor);
+    } else {
+      throw new TypeError(`${value.kind === 'authenticated' ? 'Authenticated' : 'RequirePermission'}: decorate a method or a class, not the property "${String(key)}"`);
+    }
+  };
+  return Object.assign(decorate, { KEY: IAM_REQUIREMENT });
 }
 
 /**
@@ -147,7 +187,9 @@ function checkTarget(name: string, service: unknown, target: unknown, rest: unkn
  */
 export function Authenticated(options: { optional?: boolean } = {}): CustomDecorator {
   if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError('Authenticated: options must be an object');
-  return SetMetadata(IAM_REQUIREMENT, (options.optional === true ? { kind: 'authenticated', optional: true } : { kind: 'authenticated' }) satisfies IamRequirement);
+  for (const key of Object.keys(options)) if (key !== 'optional') throw new TypeError(`Authenticated: unknown option "${key}"`);
+  if (options.optional !== undefined && typeof options.optional !== 'boolean') throw new TypeError('Authenticated: "optional" must be a boolean');
+  return requirement(options.optional === true ? { kind: 'authenticated', optional: true } : { kind: 'authenticated' });
 }
 
 /** No token needed: `IamGuard` lets the request through untouched (`@Iam()` is `undefined`). */

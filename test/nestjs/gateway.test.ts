@@ -44,10 +44,20 @@ class VehicleGateway {
   }
 }
 
+// No @UseGuards(IamGuard): the decorated handler brings the guard itself.
+@WebSocketGateway()
+class BareGateway {
+  @SubscribeMessage('bare-read')
+  @RequirePermission('vehicle-service', 'READ', 'VIN', (view) => (view.body as { vin?: unknown } | undefined)?.vin as string | undefined)
+  read(@MessageBody() body: { vin: string }, @Iam() state: IamState | undefined) {
+    return { vin: body.vin, sub: state?.claims.sub ?? null };
+  }
+}
+
 beforeAll(async () => {
   iam = await startDevIam({ config, console: false });
   alice = iam.mintToken({ actor: 'actor-alice', tenantId: 'tenant-1' });
-  const moduleRef = await Test.createTestingModule({ imports: [IamAuthzModule.forRoot({ baseUrl: iam.baseUrl })], providers: [VehicleGateway] }).compile();
+  const moduleRef = await Test.createTestingModule({ imports: [IamAuthzModule.forRoot({ baseUrl: iam.baseUrl })], providers: [VehicleGateway, BareGateway] }).compile();
   // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- Nest types its plain options object as a class
   app = moduleRef.createNestApplication({ logger: false });
   await app.listen(0, '127.0.0.1');
@@ -100,4 +110,23 @@ test('the handshake Authorization header works too; no token and a forged one ar
   const answer = await send(forged, 'whoami', {});
   expect(answer).toMatchObject({ exception: { status: 401, code: 'ERR_TOKEN_INVALID' } });
   expect(JSON.stringify(answer)).not.toContain(alice.split('.')[2]!.slice(0, 20));
+});
+
+test('a decorated handler on a gateway without @UseGuards(IamGuard) is enforced', async () => {
+  const anonymous = await connect({});
+  expect(await send(anonymous, 'bare-read', { vin: 'WVW1' })).toMatchObject({ exception: { status: 401, code: 'ERR_TOKEN_MISSING' } });
+  const socket = await connect({ token: alice });
+  expect(await send(socket, 'bare-read', { vin: 'WVW2' })).toMatchObject({ exception: { status: 403, code: 'ERR_PERMISSION_DENIED' } });
+  expect(await send(socket, 'bare-read', { vin: 'WVW1' })).toEqual({ ack: { vin: 'WVW1', sub: 'actor-alice' } });
+});
+
+test('without IamAuthzModule, an application with a decorated gateway refuses to start, naming it', async () => {
+  const moduleRef = await Test.createTestingModule({ providers: [BareGateway] }).compile();
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- Nest types its plain options object as a class
+  const bare: INestApplication = moduleRef.createNestApplication({ logger: false });
+  try {
+    await expect(bare.listen(0, '127.0.0.1')).rejects.toThrow(/IamAuthzModule is not imported.*BareGateway\.read/s);
+  } finally {
+    await bare.close().catch(() => undefined);
+  }
 });

@@ -12,7 +12,7 @@ import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import type { Authorizer, IamState } from '../../src/index.js';
 import { startDevIam, type DevIam } from '../../src/testing/index.js';
-import { Authenticated, Iam, IAM_AUTHORIZER, IamAuthzModule, IamGuard, Public, RequirePermission, type IamAuthzModuleOptions } from '../../adapters/nestjs/index.js';
+import { Authenticated, Iam, IAM_AUTHORIZER, IamAuthzModule, IamGuard, Public, RequireAnyPermission, RequirePermission, type IamAuthzModuleOptions } from '../../adapters/nestjs/index.js';
 
 const config = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));
 let iam: DevIam;
@@ -197,5 +197,122 @@ describe('forRootAsync, per-controller guard, shutdown', () => {
     expect(() => RequirePermission('s', 'READ', 'VIN', 'x' as never)).toThrow(/resolver/);
     expect(() => RequirePermission('s', 'READ', { node: 1 as never })).toThrow(/resolver/);
     expect(() => RequirePermission('s', 'READ', null as never)).toThrow(/resolver/);
+  });
+});
+
+describe('decorated handlers without the guard', () => {
+  @Controller('bare')
+  class Bare {
+    @Get('read/:vin')
+    @RequirePermission('vehicle-service', 'READ', 'VIN', (view) => view.params.vin)
+    read(@Iam() state: IamState) { return { sub: state.claims.sub }; }
+
+    @Get('any/:vin')
+    @RequireAnyPermission('vehicle-service', ['WRITE', 'READ'], 'VIN', (view) => view.params.vin)
+    any(@Iam() state: IamState) { return { sub: state.claims.sub }; }
+
+    @Get('me')
+    @Authenticated()
+    me(@Iam() state: IamState) { return { sub: state.claims.sub }; }
+
+    @Get('open')
+    open() { return { open: true }; }
+  }
+
+  @Controller('whole')
+  @RequirePermission('vehicle-service', 'READ', 'VIN', (view) => view.params.vin)
+  class Whole {
+    @Get(':vin')
+    read(@Iam() state: IamState) { return { sub: state.claims.sub }; }
+  }
+
+  test('globalGuard: false and no @UseGuards(IamGuard): decorated handlers and controllers still enforce', async () => {
+    const { app, url } = await start([IamAuthzModule.forRoot({ baseUrl: iam.baseUrl, globalGuard: false })], [Bare, Whole]);
+    try {
+      for (const path of ['bare/read/WVW1', 'bare/any/WVW1', 'bare/me', 'whole/WVW1']) {
+        const anonymous = await call(`${url}/${path}`);
+        expect([path, anonymous.status]).toEqual([path, 401]);
+        expect((await call(`${url}/${path}`, alice)).status).toBe(200);
+      }
+      expect((await call(`${url}/bare/read/WVW2`, alice)).status).toBe(403);
+      expect((await call(`${url}/whole/WVW2`, alice)).status).toBe(403);
+      expect(await (await call(`${url}/bare/read/WVW1`, alice)).json()).toEqual({ sub: 'actor-alice' });
+      // An undecorated handler is the application's choice with globalGuard: false.
+      expect(await (await call(`${url}/bare/open`)).json()).toEqual({ open: true });
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('the global guard and the decorator\'s guard check a request once', async () => {
+    const authorizer = (await import('../../src/index.js')).createAuthorizer({ baseUrl: iam.baseUrl });
+    const authenticate = vi.spyOn(authorizer, 'authenticate');
+    const { app, url } = await start([IamAuthzModule.forRoot({ authorizer })], [Bare]);
+    try {
+      expect((await call(`${url}/bare/read/WVW1`, alice)).status).toBe(200);
+      expect(authenticate).toHaveBeenCalledOnce();
+    } finally {
+      await app.close();
+      await authorizer.close();
+    }
+  });
+
+  test('without IamAuthzModule, the application refuses to start, naming the controller and handler', async () => {
+    const moduleRef = await Test.createTestingModule({ controllers: [Whole, Bare] }).compile();
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- Nest types its plain options object as a class
+    const app: INestApplication = moduleRef.createNestApplication({ logger: false });
+    try {
+      await expect(app.listen(0, '127.0.0.1')).rejects.toThrow(/IamAuthzModule is not imported.*Whole\.read.*Bare\.read/s);
+    } finally {
+      await app.close().catch(() => undefined);
+    }
+  });
+});
+
+describe('options are checked where they are written', () => {
+  const r = () => 'x';
+  test('route options: a wrong mode, an unknown key or null is a TypeError naming it', () => {
+    expect(() => RequirePermission('s', 'READ', 'VIN', r, { mode: 'enforc' } as never)).toThrow(TypeError);
+    expect(() => RequirePermission('s', 'READ', 'VIN', r, { mode: 'enforc' } as never)).toThrow(/RequirePermission: "mode"/);
+    expect(() => RequirePermission('s', 'READ', 'VIN', r, { mod: 'report' } as never)).toThrow(/RequirePermission: unknown route option "mod"/);
+    expect(() => RequirePermission('s', 'READ', 'VIN', r, { mode: null } as never)).toThrow(/"mode"/);
+    expect(() => RequirePermission('s', 'READ', { node: r }, { mode: 'x' } as never)).toThrow(/"mode"/);
+    expect(() => RequirePermission('s', 'READ', { node: r, nod: 1 } as never)).toThrow(/"nod"/);
+    expect(() => RequireAnyPermission('s', ['READ'], 'VIN', r, { mode: 'enforc' } as never)).toThrow(/RequireAnyPermission: "mode"/);
+    expect(() => RequireAnyPermission('s', ['READ'], { node: r }, { mod: 'report' } as never)).toThrow(/"mod"/);
+    expect(() => (RequirePermission as (...args: unknown[]) => unknown)('s', 'READ', 'VIN', r, {}, {})).toThrow(/RequirePermission: too many arguments/);
+    expect(() => RequirePermission('s', 'READ', 'VIN', r, { mode: 'report' })).not.toThrow();
+    expect(() => RequirePermission('s', 'READ', 'VIN', r, undefined)).not.toThrow();
+  });
+
+  test('@Authenticated options: unknown keys, non-booleans and null are refused', () => {
+    expect(() => Authenticated({ optinal: true } as never)).toThrow(/Authenticated: unknown option "optinal"/);
+    expect(() => Authenticated({ optional: 'yes' } as never)).toThrow(/Authenticated: "optional"/);
+    expect(() => Authenticated({ optional: null } as never)).toThrow(/"optional"/);
+    expect(() => Authenticated(null as never)).toThrow(TypeError);
+    expect(() => Authenticated({ optional: false })).not.toThrow();
+  });
+
+  test('forRoot refuses passErrors (Nest renders through exception filters)', () => {
+    // @ts-expect-error -- not an option of the Nest adapter
+    expect(() => IamAuthzModule.forRoot({ baseUrl: iam.baseUrl, passErrors: true })).toThrow(/IamAuthzModule: "passErrors" is not supported/);
+  });
+
+  test('null is never "default": forRoot and forRootAsync name the option', () => {
+    for (const key of ['realm', 'exposeDecision', 'retryAfterSec', 'mode', 'globalGuard']) {
+      expect(() => IamAuthzModule.forRoot({ baseUrl: iam.baseUrl, [key]: null })).toThrow(new RegExp(`IamAuthzModule: "${key}"`));
+    }
+    expect(() => IamAuthzModule.forRoot({ authorizer: null } as never)).toThrow(/IamAuthzModule: "authorizer"/);
+    expect(() => IamAuthzModule.forRoot({ baseUrl: iam.baseUrl, authorizer: null } as never)).toThrow(/IamAuthzModule: "authorizer"/);
+    const useFactory = () => ({ baseUrl: iam.baseUrl });
+    for (const key of ['inject', 'imports', 'globalGuard']) {
+      expect(() => IamAuthzModule.forRootAsync({ useFactory, [key]: null })).toThrow(new RegExp(`IamAuthzModule.forRootAsync: "${key}"`));
+    }
+    expect(() => IamAuthzModule.forRootAsync({ useFactory, injects: [] } as never)).toThrow(/unknown option "injects"/);
+  });
+
+  test('forRootAsync: a factory\'s null option stops the start with a TypeError naming it', async () => {
+    const moduleRef = Test.createTestingModule({ imports: [IamAuthzModule.forRootAsync({ useFactory: () => ({ baseUrl: iam.baseUrl, realm: null as never }) })] });
+    await expect(moduleRef.compile()).rejects.toThrow(/IamAuthzModule: "realm"/);
   });
 });
