@@ -95,8 +95,12 @@ export interface AuthorizerOptions {
   verify?: 'inline' | 'threadpool';
   /** With `verify: 'threadpool'`, most signature checks in the pool at once (more wait no longer than one inline check). Default `16`. */
   maxPoolVerifications?: number;
-  /** Called with a `DecisionEvent` for every grant (sampled) and denial; must not throw. Default: none. */
-  onDecision?: (event: DecisionEvent) => void;
+  /**
+   * Called with a `DecisionEvent` for every grant (sampled) and denial. May be `async`; its result is
+   * not awaited. If it throws or rejects, the request is answered as if it did not exist, and one
+   * process warning (`IAM_AUTHZ_ON_DECISION_THREW`) says so, however often it fails. Default: none.
+   */
+  onDecision?: (event: DecisionEvent) => void | Promise<void>;
   /** Share of grants logged to `onDecision` and `iam-authz:decision`, from 0 to 1; denials are always logged. Default `1`. */
   decisionSampleRate?: number;
 }
@@ -126,7 +130,7 @@ export interface ResolvedOptions {
   mode: 'enforce' | 'report';
   /** Signature checks allowed in the thread pool at once; 0 with `verify: 'inline'`. */
   poolVerifications: number;
-  onDecision: ((event: DecisionEvent) => void) | undefined;
+  onDecision: ((event: DecisionEvent) => void | Promise<void>) | undefined;
   decisionSampleRate: number;
 }
 
