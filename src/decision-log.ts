@@ -40,7 +40,16 @@ export interface DecisionEvent {
 /** Publishes one event per decision, or `undefined` when nothing listens (no cost on the hot path). */
 export type DecisionLogger = (identity: Caller, query: { service: string; permission: string; mode?: string | undefined }, decision: Decision) => void;
 
-export function createDecisionLog(onDecision: ((event: DecisionEvent) => void) | undefined, grantSampleRate: number, now: () => number): DecisionLogger {
+/** A logging hook must not turn a decision into a 500 or crash the process; say so once. */
+function hookFailed(error: unknown): void {
+  warnOnce('IAM_AUTHZ_ON_DECISION_THREW', `createAuthorizer: onDecision threw or rejected (${error instanceof Error ? error.name : typeof error}); decisions are unaffected and still published on iam-authz:decision`);
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
+export function createDecisionLog(onDecision: ((event: DecisionEvent) => void | Promise<void>) | undefined, grantSampleRate: number, now: () => number): DecisionLogger {
   return (identity, query, decision) => {
     if (onDecision === undefined && !decisionChannel.hasSubscribers) return;
     if (decision.granted && grantSampleRate < 1 && Math.random() >= grantSampleRate) return;
@@ -63,10 +72,11 @@ export function createDecisionLog(onDecision: ((event: DecisionEvent) => void) |
     if (decisionChannel.hasSubscribers) decisionChannel.publish(event);
     if (onDecision) {
       try {
-        onDecision(event);
+        const returned: unknown = onDecision(event);
+        // An async hook that rejects must not become an unhandled rejection.
+        if (isThenable(returned)) returned.then(undefined, hookFailed);
       } catch (error) {
-        // A logging hook must not turn a decision into a 500; say so once.
-        warnOnce('IAM_AUTHZ_ON_DECISION_THREW', `createAuthorizer: onDecision threw (${error instanceof Error ? error.name : typeof error}); its events are still published on iam-authz:decision`);
+        hookFailed(error);
       }
     }
   };

@@ -50,7 +50,12 @@ export const channels = {
   /**
    * Tracing channels (`diagnostics_channel.tracingChannel`, events `start`, `end`, `asyncStart`,
    * `asyncEnd`, `error`) around `authenticate` (context `{}`) and `authorize` (context
-   * `{ service, permission }`); `result` is the identity or decision. Feeds `iam-authz/otel`'s spans.
+   * `{ service, permission }`); `result` is `{ claims }` of the verified caller (never the token) or
+   * the decision. Feeds `iam-authz/otel`'s spans.
+   *
+   * A subscriber that throws is Node's matter: `publish` returns normally and Node rethrows the
+   * error on the next tick as an uncaught exception (Node 20), which ends the process unless
+   * handled. Subscribers must not throw; the library's own (`iam-authz/otel`) catch everything.
    */
   authenticateTrace: 'iam-authz:authenticate',
   /** The tracing channel around `authorize`; see `authenticateTrace`. */

@@ -44,6 +44,13 @@ export interface AuthorizerOptions {
   jwks?: JwksOptions | JwkSet;
   /** A local JWK Set `{ keys: [...] }`: the keys are these, no network is used for them. Excludes `jwksUri`. Default: none (remote keys). */
   localJwks?: JwkSet;
+  /**
+   * Accepted application ids, matched against the token's `app`. A token of another application is
+   * refused by `authenticate` (and every guard) with 401 `ERR_TOKEN_INVALID`, before any policy
+   * request: foreign traffic can neither make the library fetch nor evict this service's policies.
+   * `ready()` can then warm exactly these. Default: any application (set it in production).
+   */
+  applications?: readonly string[];
   /** Accepted tenant id(s), matched against `aud`. Default: any tenant. */
   audience?: string | readonly string[];
   /** Accepted JWS algorithms (RS256, RS384, RS512, PS256, PS384, PS512). Default `['RS256']`. */
@@ -60,8 +67,14 @@ export interface AuthorizerOptions {
   dispatcher?: Dispatcher;
   /** Clock in ms since the epoch; for tests. Default `Date.now`. */
   now?: () => number;
-  /** The policy API (spec §4.2). Default `${baseUrl}/policy/v1/roles`. */
-  policyUrl?: string;
+  /**
+   * The policy API (spec §4.2): a URL, or with several issuers a map from issuer to URL. Policies
+   * are cached per issuer and application, and a token's policy is fetched only from its own
+   * issuer's URL. Default, per issuer: `${baseUrl}/policy/v1/roles` for the issuer of `baseUrl`
+   * (and for a single issuer), else `${base}/policy/v1/roles` for an issuer `${base}/authentication/v1`;
+   * an issuer of another shape has no policy API unless the map names it (its decisions are a 503).
+   */
+  policyUrl?: string | Readonly<Record<string, string>>;
   /** Returns a token to authenticate policy requests as this service. Default: the caller's own verified token. */
   policyToken?: () => Promise<string>;
   /** Role-policy cache settings; see {@link PolicyOptions}. */
@@ -82,8 +95,12 @@ export interface AuthorizerOptions {
   verify?: 'inline' | 'threadpool';
   /** With `verify: 'threadpool'`, most signature checks in the pool at once (more wait no longer than one inline check). Default `16`. */
   maxPoolVerifications?: number;
-  /** Called with a `DecisionEvent` for every grant (sampled) and denial; must not throw. Default: none. */
-  onDecision?: (event: DecisionEvent) => void;
+  /**
+   * Called with a `DecisionEvent` for every grant (sampled) and denial. May be `async`; its result is
+   * not awaited. If it throws or rejects, the request is answered as if it did not exist, and one
+   * process warning (`IAM_AUTHZ_ON_DECISION_THREW`) says so, however often it fails. Default: none.
+   */
+  onDecision?: (event: DecisionEvent) => void | Promise<void>;
   /** Share of grants logged to `onDecision` and `iam-authz:decision`, from 0 to 1; denials are always logged. Default `1`. */
   decisionSampleRate?: number;
 }
@@ -105,20 +122,22 @@ export interface ResolvedOptions {
   ownsDispatcher: boolean;
   now: () => number;
   baseUrl: string | undefined;
-  policyUrl: string | undefined;
+  /** issuer → its policy API; an issuer without one has no entry. */
+  policyUrls: ReadonlyMap<string, string>;
+  applications: ReadonlySet<string> | undefined;
   policyToken: (() => Promise<string>) | undefined;
   policy: Required<PolicyOptions>;
   mode: 'enforce' | 'report';
   /** Signature checks allowed in the thread pool at once; 0 with `verify: 'inline'`. */
   poolVerifications: number;
-  onDecision: ((event: DecisionEvent) => void) | undefined;
+  onDecision: ((event: DecisionEvent) => void | Promise<void>) | undefined;
   decisionSampleRate: number;
 }
 
 const KNOWN = new Set<string>([
   'baseUrl', 'issuer', 'jwksUri', 'jwks', 'localJwks', 'audience', 'algorithms', 'tokenFormats', 'clockToleranceSec',
   'maxTokenBytes', 'tokenCache', 'dispatcher', 'now', 'policyUrl', 'policyToken', 'policy', 'mode', 'onDecision',
-  'decisionSampleRate', 'verify', 'maxPoolVerifications',
+  'decisionSampleRate', 'verify', 'maxPoolVerifications', 'applications',
 ]);
 
 export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
@@ -168,13 +187,13 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
     throw new TypeError('createAuthorizer: "clockToleranceSec" must be a number of seconds from 0 to 300');
   }
 
-  const policyUrl = options.policyUrl === undefined
-    ? (baseUrl === undefined ? undefined : `${baseUrl}/policy/v1/roles`)
-    : httpUrl('policyUrl', options.policyUrl);
+  const policyUrls = resolvePolicyUrls(issuers as string[], baseUrl, options.policyUrl);
+  const applications = options.applications === undefined ? undefined : new Set(stringList('applications', options.applications, []));
   if (options.policyToken !== undefined && typeof options.policyToken !== 'function') {
     throw new TypeError('createAuthorizer: "policyToken" must be a function returning a Promise of a token');
   }
 
+  if (options.policy !== undefined && (typeof options.policy !== 'object' || isArray(options.policy))) checks.fail('"policy" must be an object');
   const policy = resolvePolicyOptions(options.policy, checks);
   const audience = options.audience === undefined ? undefined : new Set(stringList('audience', typeof options.audience === 'string' ? [options.audience] : options.audience, []));
   const tokenFormats = new Set(stringList('tokenFormats', options.tokenFormats, ['t1']));
@@ -194,7 +213,8 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
   const dispatcher = options.dispatcher ?? lazyProxyAgent();
 
   return {
-    policyUrl,
+    policyUrls,
+    applications,
     policyToken: options.policyToken,
     policy,
     baseUrl,
@@ -239,6 +259,48 @@ function resolveJwksUris(issuers: readonly string[], option: unknown): Map<strin
   return uris;
 }
 
+const ISSUER_PATH = '/authentication/v1';
+
+/**
+ * issuer → its policy API. A string serves a single issuer; a map names issuers. The default is
+ * derived from `baseUrl` for its own issuer (and for a lone issuer, as before), else from an issuer
+ * of the IAM's shape (`${base}/authentication/v1` → `${base}/policy/v1/roles`): never another
+ * issuer's URL, so that a policy from one IAM cannot decide the token of another.
+ */
+function resolvePolicyUrls(issuers: readonly string[], baseUrl: string | undefined, option: unknown): Map<string, string> {
+  const urls = new Map<string, string>();
+  if (typeof option === 'string') {
+    if (issuers.length > 1) throw new TypeError('createAuthorizer: with several issuers, "policyUrl" must map each issuer to its URL');
+    urls.set(issuers[0] as string, httpUrl('policyUrl', option));
+    return urls;
+  }
+  if (option !== undefined && (typeof option !== 'object' || option === null || isArray(option))) {
+    throw new TypeError('createAuthorizer: "policyUrl" must be a URL or a map from issuer to URL');
+  }
+  const map = (option ?? {}) as Record<string, unknown>;
+  for (const key of Object.keys(map)) {
+    if (!issuers.includes(key)) throw new TypeError(`createAuthorizer: "policyUrl" names "${key}", which is not an accepted issuer`);
+  }
+  for (const issuer of issuers) {
+    if (Object.hasOwn(map, issuer)) {
+      urls.set(issuer, httpUrl(`policyUrl["${issuer}"]`, map[issuer]));
+    } else if (baseUrl !== undefined && (issuers.length === 1 || issuer === `${baseUrl}${ISSUER_PATH}`)) {
+      urls.set(issuer, `${baseUrl}/policy/v1/roles`);
+    } else if (issuer.endsWith(ISSUER_PATH) && isHttpUrl(issuer)) {
+      urls.set(issuer, `${issuer.slice(0, -ISSUER_PATH.length)}/policy/v1/roles`);
+    }
+  }
+  return urls;
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const { protocol, username, password } = new URL(value);
+    return (protocol === 'https:' || protocol === 'http:') && !username && !password;
+  } catch {
+    return false;
+  }
+}
 
 function checkedJwkSet(name: string, value: unknown): { keys: unknown[] } {
   if (typeof value !== 'object' || value === null || !isJwkSetLike(value)) throw new TypeError(`createAuthorizer: "${name}" must be a JWK Set ({ keys: [...] })`);

@@ -66,11 +66,14 @@ export function instrumentIamAuthz(options: IamAuthzInstrumentationOptions = {})
     [channels.policyChanged, () => { policyFetches.add(1, { outcome: 'changed' }); }],
     [channels.policyFailed, (m) => { policyFetches.add(1, { outcome: 'failed', misconfigured: (m as { misconfigured: boolean }).misconfigured }); }],
   ];
-  for (const [name, handler] of subscriptions) subscribe(name, handler);
+  // Node reports a subscriber's exception as an uncaught exception (after the publish returns):
+  // every handler of ours is guarded, so a failing tracer or meter costs a span, never the process.
+  const guarded: [string, (message: unknown) => void][] = subscriptions.map(([name, handler]) => [name, guard(handler)]);
+  for (const [name, handler] of guarded) subscribe(name, handler);
 
   const traced = [
-    { channel: tracingChannel<unknown, TraceContext>(channels.authenticateTrace), handlers: spanHandlers(tracer, 'iam-authz.authenticate', identityAttributes) },
-    { channel: tracingChannel<unknown, TraceContext>(channels.authorizeTrace), handlers: spanHandlers(tracer, 'iam-authz.authorize', decisionAttributes) },
+    { channel: tracingChannel<unknown, TraceContext>(channels.authenticateTrace), handlers: guardAll(spanHandlers(tracer, 'iam-authz.authenticate', identityAttributes)) },
+    { channel: tracingChannel<unknown, TraceContext>(channels.authorizeTrace), handlers: guardAll(spanHandlers(tracer, 'iam-authz.authorize', decisionAttributes)) },
   ];
   for (const { channel, handlers } of traced) channel.subscribe(handlers);
 
@@ -79,10 +82,30 @@ export function instrumentIamAuthz(options: IamAuthzInstrumentationOptions = {})
     disable() {
       if (!active) return;
       active = false;
-      for (const [name, handler] of subscriptions) unsubscribe(name, handler);
+      for (const [name, handler] of guarded) unsubscribe(name, handler);
       for (const { channel, handlers } of traced) channel.unsubscribe(handlers);
     },
   };
+}
+
+/** Whether the one warning about a failing tracer or meter was emitted (once per process). */
+let warned = false;
+
+/** `handler`, except that what it throws becomes one process warning instead of an uncaught exception. */
+function guard<T>(handler: (message: T) => void): (message: T) => void {
+  return (message) => {
+    try {
+      handler(message);
+    } catch (error) {
+      if (warned) return;
+      warned = true;
+      process.emitWarning(`iam-authz/otel: the tracer or meter threw (${error instanceof Error ? error.name : typeof error}); that span or count is lost, requests are unaffected`, { code: 'IAM_AUTHZ_OTEL_THREW' });
+    }
+  };
+}
+
+function guardAll<H extends Record<string, (context: TraceContext) => void>>(handlers: H): H {
+  return Object.fromEntries(Object.entries(handlers).map(([event, handler]) => [event, guard(handler)])) as H;
 }
 
 function spanHandlers(tracer: Tracer, name: string, attributesOf: (context: TraceContext) => Attributes) {

@@ -34,7 +34,8 @@ export const DEFAULT_JWKS: Readonly<Required<JwksOptions>> = {
 /** Validates `jwks` (remote-cache tuning) and fills in the defaults. Any combination of values is valid. */
 export function resolveJwksOptions(jwks: JwksOptions | undefined, checks: OptionChecks): Required<JwksOptions> {
   if (jwks === undefined) return { ...DEFAULT_JWKS };
-  const { positiveInt, nonNegativeInt, onlyKnown } = checks;
+  const { positiveInt, nonNegativeInt, onlyKnown, fail } = checks;
+  if (typeof jwks !== 'object' || (jwks as unknown) === null) fail('"jwks" must be an object');
   onlyKnown('jwks', jwks, Object.keys(DEFAULT_JWKS));
   const resolved = {
     cacheMaxAgeMs: positiveInt('jwks.cacheMaxAgeMs', jwks.cacheMaxAgeMs, DEFAULT_JWKS.cacheMaxAgeMs),

@@ -10,7 +10,10 @@ export interface OptionChecks {
   positiveInt: (name: string, value: unknown, fallback: number) => number;
   /** A non-negative safe integer, or `fallback` when `undefined`. */
   nonNegativeInt: (name: string, value: unknown, fallback: number) => number;
-  /** Refuses members of `value` not in `known`; `name` prefixes them (`jwks.cacheMaxAge`). */
+  /**
+   * Refuses members of `value` not in `known`, and members set to `null` (only `undefined` means
+   * "the default"); `name` prefixes them (`jwks.cacheMaxAge`).
+   */
   onlyKnown: (name: string | undefined, value: object, known: Iterable<string>) => void;
   /** Throws the component's `TypeError` with `message`. */
   fail: (message: string) => never;
@@ -48,7 +51,9 @@ export function optionChecks(component: string): OptionChecks {
     onlyKnown(name, value, known) {
       const allowed = new Set(known);
       for (const key of Object.keys(value)) {
-        if (!allowed.has(key)) fail(`unknown option "${name === undefined ? key : `${name}.${key}`}"`);
+        const path = name === undefined ? key : `${name}.${key}`;
+        if (!allowed.has(key)) fail(`unknown option "${path}"`);
+        if ((value as Record<string, unknown>)[key] === null) fail(`"${path}" is null: leave it out (or pass undefined) for the default`);
       }
     },
   };

@@ -44,7 +44,7 @@ describe('adapter options are validated like createAuthorizer\'s', () => {
   });
 
   test('createAuthorizer: dispatcher null is a TypeError naming the option', () => {
-    expect(() => createAuthorizer({ baseUrl: 'http://127.0.0.1:1', dispatcher: null as never })).toThrow(/"dispatcher" must be an undici Dispatcher/);
+    expect(() => createAuthorizer({ baseUrl: 'http://127.0.0.1:1', dispatcher: null as never })).toThrow(/"dispatcher"/);
   });
 });
 
