@@ -78,7 +78,7 @@ export class IamTokenClient {
     // Another identity's IdP token: its own cache entry, keyed by the token's hash.
     const callerIdp = idpToken === undefined ? undefined : await checkedIdpToken(typeof idpToken === 'string' ? Promise.resolve(idpToken) : callProvider(idpToken));
     if (callerIdp === undefined && !this.#config.idpToken) throw new TypeError('getToken: no "idpToken" given, and the client has no idpToken option');
-    const key = callerIdp === undefined ? `${expiryInSecs}:${tenantId}` : `${expiryInSecs}:${tenantId}:${createHash('sha256').update(callerIdp).digest('base64url')}`;
+    const key = cacheKey(expiryInSecs, tenantId, callerIdp);
     const cached = this.#cache.get(key);
     if (cached) {
       if (this.#config.now() < cached.refreshAt) return cached.token;
@@ -158,6 +158,16 @@ export class IamTokenClient {
     this.#idpPending = shared;
     return shared;
   }
+}
+
+/**
+ * The cache (and in-flight) key of one (expiry, tenant, identity): a JSON array, so that no tenant
+ * id, whatever characters it holds, can make one identity's key equal another's (a joined string
+ * could: tenant "t:<hash>" of the shared identity vs tenant "t" of a caller's IdP token).
+ */
+function cacheKey(expiryInSecs: number, tenantId: string, callerIdp: string | undefined): string {
+  const identity = callerIdp === undefined ? null : createHash('sha256').update(callerIdp).digest('base64url');
+  return JSON.stringify([expiryInSecs, tenantId, identity]);
 }
 
 function checkParams(params: GetTokenParams): GetTokenParams {
