@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { TokenExchangeError } from '../errors.js';
 import { httpRequest, UpstreamError } from '../lib/upstream.js';
-import { HEADER_TOKEN, resolveClientOptions, type IamTokenClientOptions, type ResolvedClientOptions } from './options.js';
+import { HEADER_TOKEN, refuseNulls, resolveClientOptions, type IamTokenClientOptions, type ResolvedClientOptions } from './options.js';
 import { problemSummary, readIssuedToken, type TokenTimes } from './token-answer.js';
 
 /** What {@link IamTokenClient.getToken} is asked for (spec §2.1; `tokenFormat` is always `t1`). */
@@ -172,6 +172,7 @@ function cacheKey(expiryInSecs: number, tenantId: string, callerIdp: string | un
 
 function checkParams(params: GetTokenParams): GetTokenParams {
   if (typeof params !== 'object' || (params as unknown) === null) throw new TypeError('getToken: expects { tenantId, expiryInSecs }');
+  refuseNulls('getToken', params, ['tenantId', 'expiryInSecs', 'idpToken']);
   const { tenantId, expiryInSecs, idpToken } = params;
   if (typeof tenantId !== 'string' || tenantId.length === 0) throw new TypeError('getToken: "tenantId" must be a non-empty string');
   if (!Number.isSafeInteger(expiryInSecs) || expiryInSecs <= 0) throw new TypeError('getToken: "expiryInSecs" must be a positive integer');
