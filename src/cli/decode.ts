@@ -1,44 +1,57 @@
 /** `iam-authz decode TOKEN`: prints a token's parts without verifying anything (works offline). */
 import { freezeTree, MAX_JSON_DEPTH } from '../token/freeze-tree.js';
 import { normalizeArs } from '../token/ars.js';
+import { bareToken, escapeUnsafe, readStdinToken, visible } from './terminal.js';
 import { parse, UsageError } from './usage.js';
 
 export const DECODE_HELP = `usage: iam-authz decode TOKEN
+       iam-authz decode -          (reads the token from stdin)
 
 Prints the token's header, its claims, its access references (ars) as a table and its expiry in
 words. Works offline and DOES NOT VERIFY the token: use "iam-authz explain" for that.
-TOKEN may be prefixed with "Bearer ".`;
+TOKEN may be prefixed with "Bearer ". Control and bidi characters of the token's text are printed
+as visible \\uXXXX escapes, never sent to the terminal.`;
 
-export function decodeCommand(args: string[]): Promise<number> {
+export async function decodeCommand(args: string[]): Promise<number> {
   const { positionals } = parse(args, {}, true);
   const [raw, extra] = positionals;
-  if (raw === undefined || extra !== undefined) throw new UsageError('expects exactly one TOKEN');
-  console.log(describeToken(raw.replace(/^bearer\s+/i, '').trim(), Date.now()));
-  return Promise.resolve(0);
+  if (raw === undefined || extra !== undefined) throw new UsageError('expects exactly one TOKEN (or - to read it from stdin)');
+  const token = raw === '-' ? await readStdinToken() : bareToken(raw);
+  console.log(describeToken(token, Date.now()));
+  return 0;
 }
 
-/** The decode report for `token` at `nowMs`. */
+/** The decode report for `token` at `nowMs`; the token's text in it is escaped ({@link visible}), safe for a terminal. */
 export function describeToken(token: string, nowMs: number): string {
   const parts = token.split('.');
   if (parts.length !== 3) throw new Error('not a compact JWS (expected three dot-separated parts)');
   const header = decodePart(parts[0] ?? '', 'header');
   const claims = decodePart(parts[1] ?? '', 'payload');
   const lines = ['NOT VERIFIED: decoded only; signature, issuer and expiry were not checked.', '', 'header'];
-  for (const [k, v] of Object.entries(header)) lines.push(`  ${k.padEnd(5)} ${JSON.stringify(v)}`);
+  for (const [k, v] of Object.entries(header)) lines.push(`  ${visible(k).padEnd(5)} ${json(v)}`);
   lines.push('', 'claims');
   for (const [k, v] of Object.entries(claims)) {
     if (k === 'ars') continue;
-    lines.push(`  ${k.padEnd(5)} ${JSON.stringify(v)}${k === 'exp' || k === 'iat' || k === 'nbf' ? `  (${timeInWords(v, nowMs)})` : ''}`);
+    lines.push(`  ${visible(k).padEnd(5)} ${json(v)}${k === 'exp' || k === 'iat' || k === 'nbf' ? `  (${timeInWords(v, nowMs)})` : ''}`);
   }
   lines.push('', 'expiry', `  ${expiryInWords(claims.exp, nowMs)}`);
   const ars = normalizeArs(claims.ars);
   lines.push('', `access references (ars): ${ars.length}`);
   if (ars.length > 0) {
-    const rows = [['#', 'roles (r)', 'references (c)', 'nodes (n)'], ...ars.map((a, i) => [String(i + 1), a.r.join(', '), a.c.join(', '), a.n.join(', ')])];
+    const rows = [['#', 'roles (r)', 'references (c)', 'nodes (n)'], ...ars.map((a, i) => [String(i + 1), list(a.r), list(a.c), list(a.n)])];
     const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
     for (const row of rows) lines.push(`  ${row.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}`);
   }
   return lines.join('\n');
+}
+
+/** A claim value as JSON (C0 escaped by JSON itself), with DEL, C1 and bidi characters escaped too. */
+function json(value: unknown): string {
+  return escapeUnsafe(JSON.stringify(value));
+}
+
+function list(items: readonly string[]): string {
+  return items.map(visible).join(', ');
 }
 
 function decodePart(segment: string, what: string): Record<string, unknown> {

@@ -5,7 +5,9 @@
  */
 import { decodeCommand, DECODE_HELP } from './decode.js';
 import { devServerCommand, DEV_SERVER_HELP } from './dev-server.js';
+import { inspect } from 'node:util';
 import { explainCommand, EXPLAIN_HELP } from './explain.js';
+import { escapeUnsafe, visible } from './terminal.js';
 import { UsageError } from './usage.js';
 import { packageVersion } from './version.js';
 
@@ -36,21 +38,22 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
-    console.error(`iam-authz: unknown command "${name}"\n\n${HELP}`);
+    console.error(`iam-authz: unknown command "${visible(name)}"\n\n${HELP}`);
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
     console.log(command.help);
     return 0;
   }
+  // Messages may quote arguments or token text: no control character reaches the terminal raw.
   try {
     return await command.run(rest);
   } catch (error) {
     if (error instanceof UsageError) {
-      console.error(`iam-authz ${name}: ${error.message}\n\n${command.help}`);
+      console.error(`iam-authz ${name}: ${escapeUnsafe(error.message)}\n\n${command.help}`);
       return 2;
     }
-    console.error(`iam-authz ${name}: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`iam-authz ${name}: ${escapeUnsafe(error instanceof Error ? error.message : String(error))}`);
     return 1;
   }
 }
@@ -58,7 +61,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (error: unknown) => {
-    console.error(error);
+    console.error(inspect(error).split('\n').map(escapeUnsafe).join('\n'));
     process.exitCode = 1;
   },
 );

@@ -10,6 +10,10 @@ export function parse(args: string[], options: Options, allowPositionals = false
   try {
     return parseArgs({ args, options, allowPositionals, strict: true }) as { values: Record<string, string | undefined>; positionals: string[] };
   } catch (error) {
+    // Node quotes the stray argument, which may be a token put in the wrong place: not echoed.
+    if ((error as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+      throw new UsageError('unexpected argument (not shown: it may be a token); this command takes only options');
+    }
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
 }

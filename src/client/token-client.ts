@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { TokenExchangeError } from '../errors.js';
 import { httpRequest, UpstreamError } from '../lib/upstream.js';
-import { HEADER_TOKEN, resolveClientOptions, type IamTokenClientOptions, type ResolvedClientOptions } from './options.js';
+import { HEADER_TOKEN, refuseNulls, resolveClientOptions, type IamTokenClientOptions, type ResolvedClientOptions } from './options.js';
 import { problemSummary, readIssuedToken, type TokenTimes } from './token-answer.js';
 
 /** What {@link IamTokenClient.getToken} is asked for (spec §2.1; `tokenFormat` is always `t1`). */
@@ -78,7 +78,7 @@ export class IamTokenClient {
     // Another identity's IdP token: its own cache entry, keyed by the token's hash.
     const callerIdp = idpToken === undefined ? undefined : await checkedIdpToken(typeof idpToken === 'string' ? Promise.resolve(idpToken) : callProvider(idpToken));
     if (callerIdp === undefined && !this.#config.idpToken) throw new TypeError('getToken: no "idpToken" given, and the client has no idpToken option');
-    const key = callerIdp === undefined ? `${expiryInSecs}:${tenantId}` : `${expiryInSecs}:${tenantId}:${createHash('sha256').update(callerIdp).digest('base64url')}`;
+    const key = cacheKey(expiryInSecs, tenantId, callerIdp);
     const cached = this.#cache.get(key);
     if (cached) {
       if (this.#config.now() < cached.refreshAt) return cached.token;
@@ -160,8 +160,19 @@ export class IamTokenClient {
   }
 }
 
+/**
+ * The cache (and in-flight) key of one (expiry, tenant, identity): a JSON array, so that no tenant
+ * id, whatever characters it holds, can make one identity's key equal another's (a joined string
+ * could: tenant "t:<hash>" of the shared identity vs tenant "t" of a caller's IdP token).
+ */
+function cacheKey(expiryInSecs: number, tenantId: string, callerIdp: string | undefined): string {
+  const identity = callerIdp === undefined ? null : createHash('sha256').update(callerIdp).digest('base64url');
+  return JSON.stringify([expiryInSecs, tenantId, identity]);
+}
+
 function checkParams(params: GetTokenParams): GetTokenParams {
   if (typeof params !== 'object' || (params as unknown) === null) throw new TypeError('getToken: expects { tenantId, expiryInSecs }');
+  refuseNulls('getToken', params, ['tenantId', 'expiryInSecs', 'idpToken']);
   const { tenantId, expiryInSecs, idpToken } = params;
   if (typeof tenantId !== 'string' || tenantId.length === 0) throw new TypeError('getToken: "tenantId" must be a non-empty string');
   if (!Number.isSafeInteger(expiryInSecs) || expiryInSecs <= 0) throw new TypeError('getToken: "expiryInSecs" must be a positive integer');

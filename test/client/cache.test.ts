@@ -2,9 +2,10 @@
  * Caching per (tenantId, expiryInSecs) until `exp - margin`, the margin being `min(60 s, 10% of
  * exp - iat)` by default or `refreshMarginSec`; LRU bound; `clear()`; tokens that cannot be kept.
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import type { IamTokenClientOptions } from '../../src/client/index.js';
-import { countingIdp, issue, useTokenServer } from './harness.js';
+import { countingIdp, decodePayload, issue, useTokenServer } from './harness.js';
 
 const ctx = useTokenServer();
 
@@ -133,6 +134,19 @@ describe('cache', () => {
     await expect(client.getToken({ tenantId: 'tenant-2', expiryInSecs: 3600 })).resolves.toBe(b);
     await expect(client.getToken({ tenantId: 'tenant-1', expiryInSecs: 600 })).resolves.toBe(c);
     expect(ctx.server.seen).toHaveLength(3);
+  });
+
+  test('a tenant containing the key separator never hits another identity\'s entry', async () => {
+    // A user's token for tenant "t" and the service's own token for tenant "t:<hash of the user's
+    // IdP token>" must be two entries: once the same key string, the service got the user's token.
+    const { client } = make();
+    const userIdp = 'user-idp-token';
+    const forUser = await client.getToken({ tenantId: 't', expiryInSecs: 3600, idpToken: userIdp });
+    const trickyTenant = `t:${createHash('sha256').update(userIdp).digest('base64url')}`;
+    const own = await client.getToken({ tenantId: trickyTenant, expiryInSecs: 3600 });
+    expect(own).not.toBe(forUser);
+    expect(decodePayload(own).aud).toBe(trickyTenant);
+    expect(ctx.server.seen).toHaveLength(2);
   });
 
   test('at most maxCachedTokens entries (least recently used goes first)', async () => {

@@ -40,6 +40,15 @@ describe('options are checked at construction', () => {
     expect(() => new IamTokenClient(options as IamTokenClientOptions)).toThrow(/^IamTokenClient: /);
   });
 
+  test.each(['baseUrl', 'idpKey', 'idpToken', 'dispatcher', 'timeoutMs', 'maxBytes', 'refreshMarginSec', 'maxCachedTokens', 'now'])(
+    '%s: null is a TypeError naming it, never the default',
+    (name) => {
+      const construct = () => new IamTokenClient({ ...VALID, [name]: null });
+      expect(construct).toThrow(TypeError);
+      expect(construct).toThrow(new RegExp(`^IamTokenClient: "${name}" must not be null`));
+    },
+  );
+
   test('valid options construct, with fractional margins allowed', async () => {
     const client = new IamTokenClient({ ...VALID, timeoutMs: 1, maxBytes: 1, maxCachedTokens: 1, refreshMarginSec: 0.5, now: () => 0 });
     await client.close();
@@ -64,6 +73,9 @@ describe('getToken parameters', () => {
     ['expiryInSecs zero', { tenantId: 't', expiryInSecs: 0 }, /"expiryInSecs"/],
     ['expiryInSecs fractional', { tenantId: 't', expiryInSecs: 1.5 }, /"expiryInSecs"/],
     ['expiryInSecs a string', { tenantId: 't', expiryInSecs: '60' }, /"expiryInSecs"/],
+    ['tenantId null', { tenantId: null, expiryInSecs: 60 }, /^getToken: "tenantId" must not be null/],
+    ['expiryInSecs null', { tenantId: 't', expiryInSecs: null }, /^getToken: "expiryInSecs" must not be null/],
+    ['idpToken null (not "the client\'s own")', { tenantId: 't', expiryInSecs: 60, idpToken: null }, /^getToken: "idpToken" must not be null/],
   ])('%s → TypeError (a rejection), nothing sent', async (_name, params, message) => {
     const p = client.getToken(params as never);
     await expect(p).rejects.toThrow(TypeError);
