@@ -15,6 +15,7 @@ import { RemoteKeySet } from './jwks/remote-key-set.js';
 import { StaticKeySet, type KeySet } from './jwks/key-set.js';
 import { resolveOptions, type AuthorizerOptions, type ResolvedOptions } from './options.js';
 import { isArray } from './lib/is-array.js';
+import { refuseNulls } from './lib/option-checks.js';
 import { extractBearer } from './token/extract.js';
 import { TokenCache } from './token/token-cache.js';
 import { TokenVerifier, type VerifyPolicy } from './token/verify-token.js';
@@ -315,8 +316,8 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
       if (typeof readyOptions !== 'object' || (readyOptions as unknown) === null) throw new TypeError('ready: options must be an object');
       for (const key of Object.keys(readyOptions)) {
         if (key !== 'applications') throw new TypeError(`ready: unknown option "${key}"`);
-        if ((readyOptions as Record<string, unknown>)[key] === null) throw new TypeError(`ready: "${key}" is null: leave it out (or pass undefined) for the default`);
       }
+      refuseNulls('ready', readyOptions);
       // By default, the `applications` option's policies when they can be fetched without a caller.
       const applications: unknown = readyOptions.applications ?? (config.policyToken && config.applications ? [...config.applications] : []);
       if (!Array.isArray(applications) || !applications.every((a): a is string => typeof a === 'string' && a.length > 0)) {

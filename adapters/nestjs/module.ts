@@ -52,7 +52,7 @@ interface Built extends IamAuthzCore {
 
 /** Only `undefined` means "default": a `null` is a mistake worth naming. */
 function refuseNull(where: string, options: object, keys: readonly string[]): void {
-  for (const key of keys) if ((options as Record<string, unknown>)[key] === null) throw new TypeError(`${where}: "${key}" must not be null (leave it out for the default)`);
+  for (const key of keys) if ((options as Record<string, unknown>)[key] === null) throw new TypeError(`${where}: "${key}" must not be null (leave it out, or pass undefined, for the default)`);
 }
 
 function build(options: IamAuthzModuleOptions): Built {

@@ -71,17 +71,10 @@ export const HEADER_TOKEN = /^[\x21-\x7e]+$/;
 const PREFIX = 'IamTokenClient';
 const { httpUrl, positiveInt, onlyKnown } = optionChecks(PREFIX);
 
-/** `null` is never "default" (only `undefined` is): a `TypeError` naming the first of `names` that is null. */
-export function refuseNulls(prefix: string, values: object, names: Iterable<string>): void {
-  for (const name of names) {
-    if ((values as Record<string, unknown>)[name] === null) throw new TypeError(`${prefix}: "${name}" must not be null (leave it undefined for the default)`);
-  }
-}
 
 export function resolveClientOptions(options: IamTokenClientOptions): ResolvedClientOptions {
   if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError(`${PREFIX}: options must be an object`);
   onlyKnown(undefined, options, KNOWN);
-  refuseNulls(PREFIX, options, KNOWN);
   const baseUrl = httpUrl('baseUrl', options.baseUrl, 'base').replace(/\/+$/, '');
 
   const { idpKey } = options;

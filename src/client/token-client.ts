@@ -13,7 +13,8 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { TokenExchangeError } from '../errors.js';
 import { httpRequest, UpstreamError } from '../lib/upstream.js';
-import { HEADER_TOKEN, refuseNulls, resolveClientOptions, type IamTokenClientOptions, type ResolvedClientOptions } from './options.js';
+import { refuseNulls } from '../lib/option-checks.js';
+import { HEADER_TOKEN, resolveClientOptions, type IamTokenClientOptions, type ResolvedClientOptions } from './options.js';
 import { problemSummary, readIssuedToken, type TokenTimes } from './token-answer.js';
 
 /** What {@link IamTokenClient.getToken} is asked for (spec §2.1; `tokenFormat` is always `t1`). */

@@ -8,6 +8,7 @@ import type { AuthorizeQuery, Authorizer } from '../authorizer.js';
 import type { Decision } from '../types.js';
 import { IamAuthzError, PermissionDeniedError } from '../errors.js';
 import { isArray } from '../lib/is-array.js';
+import { refuseNulls } from '../lib/option-checks.js';
 import type { IamClaims } from '../types.js';
 import { answerWrongFramework, type AdapterFramework } from './wrong-framework.js';
 import { checkRealm, toErrorResponse, type ErrorResponse, type ErrorResponseOptions } from './error-response.js';
@@ -114,7 +115,7 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
   for (const key of Object.keys(options)) {
     if (!GUARD_OPTIONS.includes(key) && !adapterOptions.includes(key)) throw new TypeError(`${adapter}: unknown option "${key}"`);
   }
-  refuseNull(adapter, options);
+  refuseNulls(adapter, options);
   if (options.passErrors !== undefined && typeof options.passErrors !== 'boolean') throw new TypeError(`${adapter}: "passErrors" must be a boolean`);
   if (options.exposeDecision !== undefined && typeof options.exposeDecision !== 'boolean') throw new TypeError(`${adapter}: "exposeDecision" must be a boolean`);
   const adapterMode = checkMode(adapter, options.mode);
@@ -139,7 +140,7 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
   function authenticate(guardOptions: AuthenticateOptions = {}): Guard<Req> {
     checkOptionsObject('authenticate', 'options', guardOptions);
     for (const key of Object.keys(guardOptions)) if (key !== 'optional') throw new TypeError(`authenticate: unknown option "${key}"`);
-    refuseNull('authenticate', guardOptions);
+    refuseNulls('authenticate', guardOptions);
     if (guardOptions.optional !== undefined && typeof guardOptions.optional !== 'boolean') throw new TypeError('authenticate: "optional" must be a boolean');
     const optional = guardOptions.optional === true;
     return async (authorization) => {
@@ -280,7 +281,7 @@ function checkRouteOptions(where: string, options: unknown): GuardMode | undefin
   if (options === undefined) return undefined;
   checkOptionsObject(where, 'route options', options);
   for (const key of Object.keys(options)) if (key !== 'mode') throw new TypeError(`${where}: unknown route option "${key}"`);
-  refuseNull(where, options);
+  refuseNulls(where, options);
   return checkMode(where, (options as RouteOptions).mode);
 }
 
@@ -288,13 +289,6 @@ function checkRouteOptions(where: string, options: unknown): GuardMode | undefin
 function checkOptionsObject(where: string, what: string, options: unknown): asserts options is object {
   if (options === null) throw new TypeError(`${where}: ${what} must be an object, not null (leave them out for the defaults)`);
   if (typeof options !== 'object' || isArray(options)) throw new TypeError(`${where}: ${what} must be an object`);
-}
-
-/** `null` is never "default": only `undefined` (or leaving the option out) is. */
-function refuseNull(where: string, options: object): void {
-  for (const [key, value] of Object.entries(options)) {
-    if (value === null) throw new TypeError(`${where}: "${key}" must not be null (leave it out, or pass undefined, for the default)`);
-  }
 }
 
 /**

@@ -19,6 +19,18 @@ export interface OptionChecks {
   fail: (message: string) => never;
 }
 
+/** The one wording of a `null` option, everywhere options are taken: only `undefined` means "the default". */
+export function nullOptionMessage(where: string, name: string): string {
+  return `${where}: "${name}" must not be null (leave it out, or pass undefined, for the default)`;
+}
+
+/** Throws the `TypeError` of {@link nullOptionMessage} for the first of `names` whose value in `values` is `null`. */
+export function refuseNulls(where: string, values: object, names: Iterable<string> = Object.keys(values)): void {
+  for (const name of names) {
+    if ((values as Record<string, unknown>)[name] === null) throw new TypeError(nullOptionMessage(where, name));
+  }
+}
+
 export function optionChecks(component: string): OptionChecks {
   const fail = (message: string): never => {
     throw new TypeError(`${component}: ${message}`);
@@ -53,7 +65,7 @@ export function optionChecks(component: string): OptionChecks {
       for (const key of Object.keys(value)) {
         const path = name === undefined ? key : `${name}.${key}`;
         if (!allowed.has(key)) fail(`unknown option "${path}"`);
-        if ((value as Record<string, unknown>)[key] === null) fail(`"${path}" is null: leave it out (or pass undefined) for the default`);
+        if ((value as Record<string, unknown>)[key] === null) throw new TypeError(nullOptionMessage(component, path));
       }
     },
   };
