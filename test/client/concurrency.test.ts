@@ -3,7 +3,7 @@
  * exchange; exchanges in flight together share one idpToken() call; a shared failure reaches every
  * waiter and is not kept.
  */
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { countingIdp, useTokenServer } from './harness.js';
 
 const ctx = useTokenServer({ delayMs: 50 });
@@ -25,8 +25,8 @@ describe('concurrent calls', () => {
     const idp = countingIdp();
     const client = ctx.client(idp.idpToken);
     const first = client.getToken({ tenantId: 'tenant-1', expiryInSecs: 3600 });
-    await new Promise((resolve) => setTimeout(resolve, 25)); // the POST is being answered (delayMs 50)
-    expect(ctx.server.seen).toHaveLength(1);
+    // The POST has arrived and is being answered (delayMs 50): polled, not slept, so a loaded machine cannot fail it.
+    await vi.waitFor(() => { expect(ctx.server.seen).toHaveLength(1); }, { timeout: 5_000, interval: 2 });
     const late = await Promise.all(Array.from({ length: 5 }, () => client.getToken({ tenantId: 'tenant-1', expiryInSecs: 3600 })));
     expect(late.every((t) => t === late[0])).toBe(true);
     expect(await first).toBe(late[0]);
