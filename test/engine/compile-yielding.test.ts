@@ -29,8 +29,8 @@ function oneRolePolicy(permissions: number): RolePolicy {
   };
 }
 
-/** Runs the compile with a counting `yieldTurn`: how many items were compiled in the longest turn. */
-async function longestTurn(policy: RolePolicy): Promise<{ turns: number; compiled: unknown }> {
+/** Runs the compile with a counting `yieldTurn`: how many times it handed the loop back. */
+async function countTurns(policy: RolePolicy): Promise<{ turns: number; compiled: unknown }> {
   let turns = 0;
   const compiled = await compilePolicyYielding(policy, () => { turns += 1; return Promise.resolve(); });
   return { turns, compiled };
@@ -55,7 +55,7 @@ describe('compilePolicyYielding', () => {
 
   test('counts work in permissions: one role with many permissions is compiled in slices of ITEMS_PER_TURN', async () => {
     const permissions = ITEMS_PER_TURN * 10;
-    const { turns, compiled } = await longestTurn(oneRolePolicy(permissions));
+    const { turns, compiled } = await countTurns(oneRolePolicy(permissions));
     // 1 role + 1 service policy + N permissions, one yield per ITEMS_PER_TURN of them.
     expect(turns).toBe(Math.floor((permissions + 2) / ITEMS_PER_TURN));
     expect(compiled).toStrictEqual(compilePolicy(oneRolePolicy(permissions)));
@@ -63,7 +63,7 @@ describe('compilePolicyYielding', () => {
 
   test('counts work in service policies too: one role with many empty service policies', async () => {
     const policy: RolePolicy = { applicationId: 'a', changeId: 'c', roles: [{ key: 'R', servicePolicies: Array.from({ length: ITEMS_PER_TURN * 3 }, (_, i) => ({ serviceDefinitionKey: `s${i}`, permissions: [] })) }] };
-    const { turns } = await longestTurn(policy);
+    const { turns } = await countTurns(policy);
     expect(turns).toBe(3);
   });
 

@@ -13,7 +13,7 @@ const immediate = (): Promise<void> => Promise.resolve();
 const spacedJson = fc.tuple(fc.jsonValue({ maxDepth: 5 }), fc.array(fc.constantFrom('', ' ', '\n', '\t ', '\r\n  '), { minLength: 1, maxLength: 8 }))
   .map(([value, spaces]) => {
     let n = 0;
-    const text = JSON.stringify(value, null, 1) ?? 'null';
+    const text = JSON.stringify(value, null, 1);
     // Re-space outside strings only: JSON.stringify's indentation lines start with spaces.
     return text.replace(/\n +/g, () => `\n${spaces[n++ % spaces.length] ?? ''}`);
   });
