@@ -5,7 +5,9 @@
  * default `policy.maxBytes`.
  */
 import { describe, expect, test } from 'vitest';
-import { compilePolicy, compilePolicyYielding, ITEMS_PER_TURN } from '../../src/engine/compile-policy.js';
+import { compilePolicy, compilePolicyYielding, ITEMS_PER_TURN, SHARD_THRESHOLD, ShardedMap, ShardedSet } from '../../src/engine/compile-policy.js';
+import { decideForRoles } from '../../src/engine/decide.js';
+import { permissionsOf } from '../../src/engine/permissions.js';
 import { DEFAULT_POLICY } from '../../src/policy/options.js';
 import type { RolePolicy } from '../../src/types.js';
 
@@ -65,6 +67,35 @@ describe('compilePolicyYielding', () => {
     const policy: RolePolicy = { applicationId: 'a', changeId: 'c', roles: [{ key: 'R', servicePolicies: Array.from({ length: ITEMS_PER_TURN * 3 }, (_, i) => ({ serviceDefinitionKey: `s${i}`, permissions: [] })) }] };
     const { turns } = await countTurns(policy);
     expect(turns).toBe(3);
+  });
+
+  test('no table grows past SHARD_THRESHOLD entries (a V8 rehash is one long stall): large ones are split, and answer the same', async () => {
+    const n = SHARD_THRESHOLD * 3;
+    const permissions = await compilePolicyYielding(oneRolePolicy(n));
+    const set = permissions.roles.get('ADMIN')?.get('svc');
+    expect(set).toBeInstanceOf(ShardedSet);
+    expect(set?.size).toBe(n);
+    for (const i of [0, 1, SHARD_THRESHOLD, n - 1]) expect(set?.has(`P${i}`)).toBe(true);
+    expect(set?.has(`P${n}`)).toBe(false);
+    expect(set?.has('')).toBe(false);
+    expect(new Set(set)).toStrictEqual(new Set(Array.from({ length: n }, (_, i) => `P${i}`)));
+    expect(permissionsOf(['ADMIN'], 'svc', permissions)).toHaveLength(n);
+
+    const manyRoles: RolePolicy = { applicationId: 'a', changeId: 'c', roles: Array.from({ length: n }, (_, i) => ({ key: `R${i}`, servicePolicies: [{ serviceDefinitionKey: 's', permissions: [{ key: 'READ' }] }, { serviceDefinitionKey: 's', permissions: [{ key: `W${i % 3}` }] }] })) };
+    const compiled = await compilePolicyYielding(manyRoles);
+    expect(compiled.roles).toBeInstanceOf(ShardedMap);
+    expect(compiled.roles.size).toBe(n);
+    expect([...compiled.roles.keys()].sort()).toStrictEqual(manyRoles.roles.map((r) => r.key).sort());
+    expect(compiled.roles.get(`R${n - 1}`)?.get('s')).toStrictEqual(new Set(['READ', `W${(n - 1) % 3}`]));
+    expect(decideForRoles([`R${n - 2}`], 'VIN=1', 's', `W${(n - 2) % 3}`, compiled)).toMatchObject({ granted: true });
+    expect(decideForRoles([`R${n - 2}`], 'VIN=1', 's', 'DELETE', compiled)).toMatchObject({ granted: false, reason: 'PERMISSION_NOT_GRANTED' });
+    expect(decideForRoles([`R${n}`], 'VIN=1', 's', 'READ', compiled)).toMatchObject({ granted: false, reason: 'ROLE_NOT_IN_POLICY' });
+
+    const manyServices: RolePolicy = { applicationId: 'a', changeId: 'c', roles: [{ key: 'R', servicePolicies: Array.from({ length: n }, (_, i) => ({ serviceDefinitionKey: `s${i}`, permissions: [{ key: 'READ' }] })) }] };
+    const services = (await compilePolicyYielding(manyServices)).roles.get('R');
+    expect(services).toBeInstanceOf(ShardedMap);
+    expect(services?.get(`s${n - 1}`)?.has('READ')).toBe(true);
+    expect(services?.get(`s${n}`)).toBeUndefined();
   });
 
   test('a 10,000-role policy fits the default maxBytes', () => {
