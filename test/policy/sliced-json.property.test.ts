@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { decodeUtf8Sliced, parseJsonSliced } from '../../src/lib/sliced-json.js';
+import { decodeUtf8Sliced, JsonSyntaxError, MAX_SPLIT_DEPTH, parseJsonSliced } from '../../src/lib/sliced-json.js';
 
 const immediate = (): Promise<void> => Promise.resolve();
 
@@ -65,6 +65,17 @@ describe('parseJsonSliced', () => {
   ])('refuses %s', async (_name, text) => {
     expect(expected(text)).toStrictEqual({ ok: false });
     await expect(parseJsonSliced(text, { pieceChars: 4, yieldTurn: immediate })).rejects.toThrow(SyntaxError);
+  });
+
+  test(`refuses large containers nested deeper than MAX_SPLIT_DEPTH (${MAX_SPLIT_DEPTH}), the one departure from JSON.parse`, async () => {
+    const nest = (depth: number): string => `${'['.repeat(depth)}${'1,'.repeat(50)}1${']'.repeat(depth)}`;
+    const deep = nest(MAX_SPLIT_DEPTH + 1);
+    expect(expected(deep).ok).toBe(true);
+    await expect(parseJsonSliced(deep, { pieceChars: 4, yieldTurn: immediate })).rejects.toThrow(JsonSyntaxError);
+    expect(await parseJsonSliced(nest(MAX_SPLIT_DEPTH - 1), { pieceChars: 4, yieldTurn: immediate })).toStrictEqual(JSON.parse(nest(MAX_SPLIT_DEPTH - 1)));
+    // Containers smaller than a piece nest as deep as JSON.parse allows: they are parsed whole.
+    const smallDeep = `[${nest(2000)}${',0'.repeat(40_000)}]`;
+    expect(await parseJsonSliced(smallDeep, { yieldTurn: immediate })).toStrictEqual(JSON.parse(smallDeep));
   });
 
   test('keeps "__proto__" an own member, as JSON.parse does', async () => {
