@@ -4,6 +4,7 @@
  * no redirects followed.
  */
 import type { Dispatcher } from 'undici';
+import { decodeUtf8Sliced, parseJsonSliced } from './sliced-json.js';
 import { loadUndici } from './undici.js';
 
 type Undici = typeof import('undici');
@@ -261,11 +262,27 @@ export function parseJsonBody(body: Buffer, url?: string): unknown {
   try {
     return JSON.parse(body.toString('utf8')) as unknown;
   } catch (error) {
-    const position = /position (\d+)/.exec(error instanceof Error ? error.message : '')?.[1];
-    const at = position === undefined ? '' : ` at byte ${position}`;
-    const of = url === undefined ? '' : ` of ${url}`;
-    throw new UpstreamError('malformed', `the body${of} (${body.length} bytes) is not valid JSON${at}`);
+    throw notJson(body, error, url);
   }
+}
+
+/**
+ * {@link parseJsonBody} for bodies that may be large: decoded and parsed in slices, with the event
+ * loop handed back in between (`parseJsonSliced`), so that no single turn holds it for long.
+ */
+export async function parseJsonBodySliced(body: Buffer, url?: string): Promise<unknown> {
+  try {
+    return await parseJsonSliced(await decodeUtf8Sliced(body));
+  } catch (error) {
+    throw notJson(body, error, url);
+  }
+}
+
+function notJson(body: Buffer, error: unknown, url: string | undefined): UpstreamError {
+  const position = /position (\d+)/.exec(error instanceof Error ? error.message : '')?.[1];
+  const at = position === undefined ? '' : ` at byte ${position}`;
+  const of = url === undefined ? '' : ` of ${url}`;
+  return new UpstreamError('malformed', `the body${of} (${body.length} bytes) is not valid JSON${at}`);
 }
 
 /**

@@ -29,10 +29,11 @@ import type { Dispatcher } from 'undici';
 import { PolicyUnavailableError, TokenRejectedError } from '../errors.js';
 import { policyChanged, policyFailed, policyFetched, policyRevalidated, policyStale, policyTokenRefused } from '../diagnostics.js';
 import { compilePolicyYielding } from '../engine/compile-policy.js';
-import { httpGet, parseJsonBody, UpstreamError } from '../lib/upstream.js';
+import { BYTES_PER_TURN, nextTurn } from '../lib/sliced-json.js';
+import { httpGet, parseJsonBodySliced, UpstreamError } from '../lib/upstream.js';
 import type { RolePolicy } from '../types.js';
 import type { CompiledPolicy } from '../engine/compile-policy.js';
-import { policyProblem } from './validate-policy.js';
+import { policyProblemSliced } from './validate-policy.js';
 
 /** The characters of an opaque entity tag (RFC 9110 `etagc`), restricted to visible ASCII. */
 export const ETAGC = /^[\x21\x23-\x7e]+$/;
@@ -74,6 +75,11 @@ interface AppState {
   lastError: UpstreamError | undefined;
   /** When the policy API last accepted a token of this application (any 2xx or 304 answer). */
   acceptedAt: number | undefined;
+  /**
+   * SHA-256 of the last 200 body that set or confirmed `entry`: the same bytes again are the same
+   * policy, so they are neither parsed nor compiled again (the IAM sends no `ETag`).
+   */
+  bodyDigest: string | undefined;
 }
 
 /** How a fetch ended: recorded in the app state, or a refusal of the token it was sent with. */
@@ -215,7 +221,7 @@ export class PolicyClient {
   #state(applicationId: string): AppState {
     let state = this.#apps.get(applicationId);
     if (!state) {
-      state = { entry: undefined, inflight: undefined, lastAttemptAt: undefined, lastError: undefined, acceptedAt: undefined };
+      state = { entry: undefined, inflight: undefined, lastAttemptAt: undefined, lastError: undefined, acceptedAt: undefined, bodyDigest: undefined };
       this.#apps.set(applicationId, state);
     }
     return state;
@@ -270,22 +276,31 @@ export class PolicyClient {
         this.#confirm(state, applicationId, previous, true);
         return RECORDED;
       }
-      const body = parseJsonBody(res.body, config.url) as Partial<RolePolicy> | null;
+      // Every step below is sliced (hash, decode, parse, check, compile): a policy of 16 MiB holds
+      // the event loop for a few ms at a time, never for the whole of it.
+      const digest = await sha256Sliced(res.body);
+      if (previous && digest === state.bodyDigest) {
+        this.#confirm(state, applicationId, previous, false);
+        return RECORDED;
+      }
+      const body = await parseJsonBodySliced(res.body, config.url) as Partial<RolePolicy> | null;
       if (typeof body !== 'object' || body === null || body.applicationId !== applicationId) {
         // The applicationId received is not quoted: no upstream text in messages.
         throw new UpstreamError('malformed', `the policy from ${config.url} is not the one of the token's application`);
       }
       // Validated before the changeId comparison: a malformed answer is a failure even when it
       // repeats the cached changeId, so it can never extend the cached policy's life past maxStaleMs.
-      const problem = policyProblem(body);
+      const problem = await policyProblemSliced(body, nextTurn);
       if (problem !== undefined) throw new UpstreamError('malformed', `the policy from ${config.url} is malformed: ${problem}`);
       if (previous && body.changeId === previous.policy.changeId) {
+        state.bodyDigest = digest;
         this.#confirm(state, applicationId, previous, false);
         return RECORDED;
       }
       // Large policies are compiled in slices, so that other applications' requests are not held up.
       const policy = await compilePolicyYielding(body as RolePolicy);
       state.entry = { policy, fetchedAt: config.now() };
+      state.bodyDigest = digest;
       state.lastError = undefined;
       if (previous) {
         if (policyChanged.hasSubscribers) policyChanged.publish({ applicationId, previousChangeId: previous.policy.changeId, changeId: policy.changeId });
@@ -331,4 +346,14 @@ export class PolicyClient {
     const detail = last ? `: ${misconfigured ? 'the policy API is misconfigured (check policyUrl / baseUrl): ' : ''}${last.message}` : '';
     throw new PolicyUnavailableError(`no usable role policy for application ${applicationId}${detail}`, { cause: last, misconfigured });
   }
+}
+
+/** SHA-256 of `body`, hashed {@link BYTES_PER_TURN} bytes per turn of the event loop. */
+async function sha256Sliced(body: Buffer): Promise<string> {
+  const hash = createHash('sha256');
+  for (let at = 0; at < body.length; at += BYTES_PER_TURN) {
+    if (at > 0) await nextTurn();
+    hash.update(body.subarray(at, at + BYTES_PER_TURN));
+  }
+  return hash.digest('base64url');
 }
