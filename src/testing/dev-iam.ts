@@ -61,6 +61,8 @@ export interface DevIam {
   readonly baseUrl: string;
   /** `${baseUrl}/authentication/v1` — the `iss` of issued tokens. */
   readonly issuer: string;
+  /** `${baseUrl}/console`, or `undefined` when the console is off (see {@link StartDevIamOptions.console}). */
+  readonly consoleUrl: string | undefined;
   /** Signs an IAM token directly, for tests; overrides allow expired or malformed tokens on purpose. */
   mintToken(options: MintTokenOptions): string;
   /** Signs an IdP token with the built-in IdP's key (as `POST /dev-idp/token` does). */
@@ -113,6 +115,7 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
   return {
     baseUrl,
     issuer: core.issuer,
+    consoleUrl: devConsole === undefined ? undefined : `${baseUrl}/console`,
     mintToken: core.mintToken,
     mintIdpToken: core.mintIdpToken,
     policyOf: core.policyOf,

@@ -101,6 +101,7 @@ describe('bound to a non-loopback address', () => {
 
   test('the console and its API are off (404); the JWKS and token endpoints still serve', async () => {
     const { iam, local, port } = await start();
+    expect(iam.consoleUrl).toBeUndefined();
     for (const host of [`127.0.0.1:${port}`, `192.0.2.10:${port}`]) {
       for (const path of ['/console', '/console/', '/console/api/session', '/console/api/config']) {
         const res = await send(`${local}${path}`, { headers: { host } });
@@ -118,7 +119,8 @@ describe('bound to a non-loopback address', () => {
   });
 
   test('console: true turns it on, answering to the bound address, loopback names and IP literals of its port', async () => {
-    const { local, port } = await start({ console: true });
+    const { iam, local, port } = await start({ console: true });
+    expect(iam.consoleUrl).toBe(`${iam.baseUrl}/console`);
     for (const host of [`127.0.0.1:${port}`, `192.0.2.10:${port}`, `localhost:${port}`]) {
       const res = await send(`${local}/console/api/session`, { headers: { host } });
       expect({ host, status: res.status }).toStrictEqual({ host, status: 200 });
