@@ -28,7 +28,7 @@ function devServer(args: string[]): Run {
   proc.stdout.on('data', (d: Buffer) => { text += d.toString(); });
   proc.stderr.on('data', (d: Buffer) => { text += d.toString(); });
   others.push(proc);
-  return { child: proc, output: () => text, exited: new Promise((resolve) => proc.once('exit', (code) => { resolve(code); })) };
+  return { child: proc, output: () => text, exited: new Promise((resolve) => proc.once('exit', (code, signal) => { resolve(code ?? (signal as unknown as number)); })) };
 }
 
 /** Resolves once the process has printed something matching `pattern` (since `from`). */
@@ -151,7 +151,9 @@ describe('hardening', { timeout: 60_000 }, () => {
   test('--key-file: kept across restarts at 0600; a group-writable one is refused with why, and left unchanged', async () => {
     const keyFile = `${dir}/keys.json`;
     const first = devServer(['--config', good, '--port', '0', '--key-file', keyFile]);
+    const [, baseUrl] = (await waitFor(/development IAM on (http:\/\/127\.0\.0\.1:\d+)/, 0, first)) as [string, string];
     await waitFor(/watching/, 0, first);
+    const kid = ((await (await fetch(`${baseUrl}/authentication/v1/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] }).keys[0]!.kid;
     first.child.kill('SIGINT');
     expect(await first.exited).toBe(0);
     expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
@@ -162,6 +164,15 @@ describe('hardening', { timeout: 60_000 }, () => {
     expect(await refused.exited).toBe(1);
     expect(refused.output()).toContain(`key file ${keyFile}: is group- or world-writable (mode 0664)`);
     expect(await readFile(keyFile, 'utf8')).toBe(text);
+
+    // Back to 0600: the same keys again.
+    await chmod(keyFile, 0o600);
+    const again = devServer(['--config', good, '--port', '0', '--key-file', keyFile]);
+    const [, againUrl] = (await waitFor(/development IAM on (http:\/\/127\.0\.0\.1:\d+)/, 0, again)) as [string, string];
+    await waitFor(/watching/, 0, again);
+    expect(((await (await fetch(`${againUrl}/authentication/v1/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] }).keys[0]!.kid).toBe(kid);
+    again.child.kill('SIGINT');
+    expect(await again.exited).toBe(0);
   });
 
   test('null in the config file is the config error naming its path', async () => {
