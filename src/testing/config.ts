@@ -123,24 +123,24 @@ function checkIdp(value: unknown, path: string): IdpConfig {
   const idp = object(value, path, ['key', 'builtin', 'issuer', 'jwksUri', 'jwks', 'audience']);
   const key = string(idp.key, `${path}.key`);
   if (idp.builtin !== undefined) {
-    if (idp.builtin !== true) throw new DevIamConfigError(`${path}.builtin`, 'must be true when present');
+    if (idp.builtin !== true) throw new DevIamConfigError(`${path}.builtin`, `must be true when present${gotNull(idp.builtin, true)}`);
     return { key, builtin: true };
   }
   const out: ExternalIdpConfig = { key, issuer: string(idp.issuer, `${path}.issuer`) };
   if (idp.jwksUri !== undefined) {
-    const uri = string(idp.jwksUri, `${path}.jwksUri`);
+    const uri = string(idp.jwksUri, `${path}.jwksUri`, true);
     // A URL the server could not parse would fail later, in startDevIam, after it started listening.
     if (!/^https?:\/\//.test(uri) || !URL.canParse(uri)) throw new DevIamConfigError(`${path}.jwksUri`, 'must be an http(s) URL');
     out.jwksUri = uri;
   }
   if (idp.jwks !== undefined) {
-    const jwks = object(idp.jwks, `${path}.jwks`, ['keys']);
+    const jwks = object(idp.jwks, `${path}.jwks`, ['keys'], true);
     array(jwks.keys, `${path}.jwks.keys`).forEach((k, i) => object(k, `${path}.jwks.keys[${i}]`));
     out.jwks = jwks as { keys: object[] };
   }
   if (out.jwksUri === undefined && out.jwks === undefined) throw new DevIamConfigError(path, 'needs "jwksUri" or "jwks" (or "builtin": true)');
   if (idp.audience !== undefined) {
-    out.audience = typeof idp.audience === 'string' ? idp.audience : stringArray(idp.audience, `${path}.audience`);
+    out.audience = typeof idp.audience === 'string' ? idp.audience : stringArray(idp.audience, `${path}.audience`, true);
     // An empty list would make every IdP token fail its audience check.
     if (out.audience.length === 0) throw new DevIamConfigError(`${path}.audience`, 'must be a non-empty string or a non-empty list');
   }
@@ -192,8 +192,8 @@ function checkActor(value: unknown, path: string, idps: IdpConfig[], application
       const rp = `${tp}[${i}]`;
       const o = object(ref, rp, ['r', 'c', 'n']);
       const out: AccessReferenceConfig = { r: stringArray(o.r, `${rp}.r`) };
-      if (o.c !== undefined) out.c = stringArray(o.c, `${rp}.c`);
-      if (o.n !== undefined) out.n = stringArray(o.n, `${rp}.n`);
+      if (o.c !== undefined) out.c = stringArray(o.c, `${rp}.c`, true);
+      if (o.n !== undefined) out.n = stringArray(o.n, `${rp}.n`, true);
       if (!out.c && !out.n) throw new DevIamConfigError(rp, 'needs "c" or "n"');
       return out;
     });
@@ -209,9 +209,15 @@ function checkActor(value: unknown, path: string, idps: IdpConfig[], application
   };
 }
 
+/** Added to a problem when the value is `null`: never "default" (an optional member means it only when absent). */
+function gotNull(value: unknown, optional = false): string {
+  if (value !== null) return '';
+  return optional ? ' (got null; leave the member out for the default)' : ' (got null)';
+}
+
 /** An object; with `known`, a member not in it is an error naming its path (a typo must not be ignored). */
-function object(value: unknown, path: string, known?: readonly string[]): Obj {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new DevIamConfigError(path, 'must be an object');
+function object(value: unknown, path: string, known?: readonly string[], optional = false): Obj {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new DevIamConfigError(path, `must be an object${gotNull(value, optional)}`);
   if (known) {
     for (const key of Object.keys(value)) {
       // At the top level `$`-members (`$schema`, `$comment`) are annotations, kept by the console.
@@ -221,18 +227,18 @@ function object(value: unknown, path: string, known?: readonly string[]): Obj {
   return value as Obj;
 }
 
-function array(value: unknown, path: string): unknown[] {
-  if (!Array.isArray(value)) throw new DevIamConfigError(path, 'must be an array');
+function array(value: unknown, path: string, optional = false): unknown[] {
+  if (!Array.isArray(value)) throw new DevIamConfigError(path, `must be an array${gotNull(value, optional)}`);
   return value;
 }
 
-function string(value: unknown, path: string): string {
-  if (typeof value !== 'string' || value.length === 0) throw new DevIamConfigError(path, 'must be a non-empty string');
+function string(value: unknown, path: string, optional = false): string {
+  if (typeof value !== 'string' || value.length === 0) throw new DevIamConfigError(path, `must be a non-empty string${gotNull(value, optional)}`);
   return value;
 }
 
-function stringArray(value: unknown, path: string): string[] {
-  return array(value, path).map((v, i) => string(v, `${path}[${i}]`));
+function stringArray(value: unknown, path: string, optional = false): string[] {
+  return array(value, path, optional).map((v, i) => string(v, `${path}[${i}]`));
 }
 
 function unique(values: string[], path: string, field: string): void {

@@ -12,11 +12,13 @@ import type { RolePolicy } from '../types.js';
 import type { DevIamConfig } from './config.js';
 import { createConsole, type DevIamConsole } from './console/handler.js';
 import { isConsolePath, serveConsole } from './console/node-http.js';
+import { isAllowedHost, isLoopbackHost } from './host-rule.js';
 import { BodyProblemError, createDevIamCore, loadDevIamConfig, MAX_EXPIRY_SECS, type DevIamCore, type DevIamProblem, type MintTokenOptions } from './dev-iam-core.js';
 import { loadOrCreateKeys } from './key-file.js';
 import { accepts, bearerToken, BodyTooLargeError, mediaType, readBody, sendJson, sendProblem } from './problem.js';
 
 export { MAX_EXPIRY_SECS, DEV_IDP_AUDIENCE, type MintTokenOptions } from './dev-iam-core.js';
+export { isLoopbackHost } from './host-rule.js';
 
 const MAX_BODY_BYTES = 16_384;
 
@@ -24,23 +26,34 @@ export interface StartDevIamOptions {
   /** The configuration (IdPs, applications, actors), or the path of a JSON file holding it. Validated; errors name the bad field's path. */
   config: DevIamConfig | string;
   /** TCP port. Default `0` (any free port). */
-  port?: number;
-  /** Interface to listen on. Default `127.0.0.1`; anything but a loopback address prints a warning (`IAM_AUTHZ_DEV_IAM_NOT_LOOPBACK`). */
-  host?: string;
-  /** Serve the web console at `/console` (edits are saved to the config file, when `config` is one). Default `true`. */
-  console?: boolean;
+  port?: number | undefined;
+  /**
+   * Interface to listen on. Default `127.0.0.1`; anything but a loopback address prints a warning
+   * (`IAM_AUTHZ_DEV_IAM_NOT_LOOPBACK`). Every endpoint answers only to the `Host` names of this
+   * address (`localhost`, `127.0.0.1`, `[::1]` and the address itself, with the port; bound beyond
+   * loopback, also IP literals with the port), against DNS rebinding.
+   */
+  host?: string | undefined;
+  /**
+   * Serve the web console at `/console` (edits are saved to the config file, when `config` is one).
+   * Default: `true` when listening on a loopback address, else `false` — the console can change the
+   * configuration, including JWKS URLs the IAM then fetches, so a network must not reach it unasked.
+   */
+  console?: boolean | undefined;
   /**
    * A file for the signing keys (private JWKs, written with mode 0600): read when it exists, else
    * created; rotations are saved to it. Tokens then stay valid across restarts. Keep it out of
-   * version control. Default: none (new keys at every start).
+   * version control. Like ssh with its keys, a file that is a symlink, owned by another user, or
+   * group- or world-writable is refused ({@link DevKeyFileError}) and left unchanged. Default: none
+   * (new keys at every start).
    */
-  keyFile?: string;
+  keyFile?: string | undefined;
   /**
    * The IAM's clock, in milliseconds since the epoch: `iat`/`exp` of the tokens it issues and the
    * expiry checks of the IdP and IAM tokens presented to it. Give the same function as the
    * authorizer's `now` to test expiry without waiting. Default `Date.now`.
    */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 export interface DevIam {
@@ -48,6 +61,8 @@ export interface DevIam {
   readonly baseUrl: string;
   /** `${baseUrl}/authentication/v1` — the `iss` of issued tokens. */
   readonly issuer: string;
+  /** `${baseUrl}/console`, or `undefined` when the console is off (see {@link StartDevIamOptions.console}). */
+  readonly consoleUrl: string | undefined;
   /** Signs an IAM token directly, for tests; overrides allow expired or malformed tokens on purpose. */
   mintToken(options: MintTokenOptions): string;
   /** Signs an IdP token with the built-in IdP's key (as `POST /dev-idp/token` does). */
@@ -63,7 +78,7 @@ export interface DevIam {
 }
 
 export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> {
-  if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError('startDevIam: "now" must be a function returning milliseconds');
+  checkOptions(options);
   // Config and key-file errors are thrown before a port is taken.
   const config = loadDevIamConfig(options.config);
   const keys = options.keyFile === undefined ? undefined : loadOrCreateKeys(options.keyFile);
@@ -84,7 +99,9 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
   const host = address.includes(':') ? `[${address}]` : address;
   const baseUrl = `http://${host}:${port}`;
   const core = createDevIamCore({ config, keys, keyFile: options.keyFile, issuer: `${baseUrl}/authentication/v1`, devIdpIssuer: `${baseUrl}/dev-idp`, ...(options.now ? { now: options.now } : {}) });
-  const devConsole: DevIamConsole | undefined = options.console === false ? undefined : createConsole({
+  // Decided on the address actually bound: a name that resolved to loopback is loopback.
+  const consoleOn = options.console ?? isLoopbackHost(address);
+  const devConsole: DevIamConsole | undefined = !consoleOn ? undefined : createConsole({
     baseUrl, configFile: typeof options.config === 'string' ? options.config : undefined, maxExpiryInSecs: MAX_EXPIRY_SECS,
     getConfig: () => core.config(), setConfig: (next) => { core.setConfig(next); }, mintToken: core.mintToken, policyOf: core.policyOf,
     ...(options.now ? { now: options.now } : {}),
@@ -98,6 +115,7 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
   return {
     baseUrl,
     issuer: core.issuer,
+    consoleUrl: devConsole === undefined ? undefined : `${baseUrl}/console`,
     mintToken: core.mintToken,
     mintIdpToken: core.mintIdpToken,
     policyOf: core.policyOf,
@@ -112,6 +130,10 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
 }
 
 async function route(core: DevIamCore, devConsole: DevIamConsole | undefined, baseUrl: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (!isAllowedHost(req.headers.host, baseUrl)) {
+    sendProblem(res, 403, 'Host not allowed: the development IAM answers only to the names of the address it listens on');
+    return;
+  }
   const path = new URL(req.url ?? '/', baseUrl).pathname;
   if (devConsole && isConsolePath(path)) return serveConsole(devConsole, req, res);
   if (path === '/authentication/v1/tokens') return issueToken(core, req, res);
@@ -189,8 +211,20 @@ function sendJwt(res: ServerResponse, token: string): void {
   res.end(token);
 }
 
-/** `localhost`, `127.0.0.0/8` or `::1`: reachable from this machine only. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
-  return h === 'localhost' || h === '::1' || /^127(?:\.\d{1,3}){3}$/.test(h) || /^::ffff:127(?:\.\d{1,3}){3}$/.test(h);
+/** Misuse is a TypeError naming the option; `null` is never "default" (only `undefined` is). */
+function checkOptions(options: StartDevIamOptions): void {
+  // Typed callers cannot pass null or a string port; JavaScript callers and JSON-fed options can.
+  const given = options as unknown;
+  if (typeof given !== 'object' || given === null) throw new TypeError('startDevIam: options must be an object');
+  const bad = (name: string, expected: string): never => {
+    const value = (given as Record<string, unknown>)[name];
+    throw new TypeError(`startDevIam: "${name}" must be ${expected}${value === null ? ' (got null; leave it undefined for the default)' : ''}`);
+  };
+  const { config, port, host, console: withConsole, keyFile, now } = given as Record<keyof StartDevIamOptions, unknown>;
+  if (typeof config === 'string' ? config.length === 0 : typeof config !== 'object' || config === null || Array.isArray(config)) bad('config', 'a configuration object or the path of a JSON file');
+  if (port !== undefined && (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65_535)) bad('port', 'an integer from 0 to 65535');
+  if (host !== undefined && (typeof host !== 'string' || host.length === 0)) bad('host', 'a non-empty string');
+  if (withConsole !== undefined && typeof withConsole !== 'boolean') bad('console', 'a boolean');
+  if (keyFile !== undefined && (typeof keyFile !== 'string' || keyFile.length === 0)) bad('keyFile', 'a non-empty file path');
+  if (now !== undefined && typeof now !== 'function') bad('now', 'a function returning milliseconds');
 }

@@ -5,8 +5,11 @@
  * wrote is an error naming the file, never silently replaced.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs';
 import { generateSigningKey, signingKeyFromJwk, type SigningKey } from './sign-jwt.js';
+
+/** Not defined on Windows, which has no symlink race of this kind to close. */
+const NOFOLLOW = (constants as { O_NOFOLLOW?: number }).O_NOFOLLOW ?? 0;
 
 /** The signing keys of a development IAM: its token keys (current first) and the built-in IdP's key. */
 export interface DevKeys {
@@ -14,24 +17,42 @@ export interface DevKeys {
   idpKey: SigningKey;
 }
 
-/** Thrown when the key file exists but cannot be used; names the file. */
+/** Thrown when the key file exists but cannot be used; names the file and says why. */
 export class DevKeyFileError extends Error {
-  constructor(file: string, problem: string, options?: { cause?: unknown }) {
-    super(`development IAM key file ${file}: ${problem} (delete it to start with new keys)`, options);
+  constructor(file: string, problem: string, options?: { cause?: unknown; remedy?: string }) {
+    super(`development IAM key file ${file}: ${problem} (${options?.remedy ?? 'delete it to start with new keys'})`, options);
     this.name = 'DevKeyFileError';
   }
 }
 
-/** The keys in `file`, or new keys written to it when it does not exist. */
+/**
+ * The keys in `file`, or new keys written to it when it does not exist. As ssh does with private
+ * keys, a file another local user could have written (a symlink, another owner, group- or
+ * world-writable) is refused before it is read: its keys would sign tokens someone else chose.
+ */
 export function loadOrCreateKeys(file: string): DevKeys {
-  let text: string;
+  let link: Stats;
   try {
-    text = readFileSync(file, 'utf8');
+    link = lstatSync(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new DevKeyFileError(file, 'cannot be read', { cause: error });
     const fresh = { keys: [generateSigningKey()], idpKey: generateSigningKey() };
     saveKeys(file, fresh);
     return fresh;
+  }
+  if (link.isSymbolicLink()) throw new DevKeyFileError(file, 'is a symbolic link, refused (it may point at a file someone else controls)', { remedy: 'give the path of the file itself' });
+  let text: string;
+  let fd: number | undefined;
+  try {
+    // O_NOFOLLOW: the file swapped for a link after the lstat is not followed either.
+    fd = openSync(file, constants.O_RDONLY | NOFOLLOW);
+    checkOwnership(file, fstatSync(fd));
+    text = readFileSync(fd, 'utf8');
+  } catch (error) {
+    if (error instanceof DevKeyFileError) throw error;
+    throw new DevKeyFileError(file, 'cannot be read', { cause: error });
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
   let doc: unknown;
   try {
@@ -60,6 +81,19 @@ export function saveKeys(file: string, keys: DevKeys): void {
   } catch (error) {
     rmSync(temp, { force: true });
     throw new DevKeyFileError(file, 'cannot be written', { cause: error });
+  }
+}
+
+/** A regular file of this process's user that no one else may write; POSIX only (Windows has no uid). */
+function checkOwnership(file: string, stats: Stats): void {
+  if (!stats.isFile()) throw new DevKeyFileError(file, 'is not a regular file');
+  const uid = process.getuid?.();
+  if (uid === undefined) return;
+  if (stats.uid !== uid) {
+    throw new DevKeyFileError(file, `is owned by uid ${stats.uid}, not by this process's user (uid ${uid}); private keys must be the user's own`, { remedy: 'chown it to this user, or delete it to start with new keys' });
+  }
+  if ((stats.mode & 0o022) !== 0) {
+    throw new DevKeyFileError(file, `is group- or world-writable (mode 0${(stats.mode & 0o777).toString(8)}); another user could replace the keys`, { remedy: 'run chmod 600 on it' });
   }
 }
 

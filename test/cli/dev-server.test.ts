@@ -1,10 +1,10 @@
 /** `iam-authz dev-server`: a real process serving the config file, reloading it when it changes. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { DevIamConfig } from '../../src/testing/index.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -13,21 +13,38 @@ let file: string;
 let config: DevIamConfig;
 let child: ChildProcess;
 let output = '';
+const others: ChildProcess[] = [];
+
+/** A dev-server process and everything it printed. */
+interface Run {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function devServer(args: string[]): Run {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'dev-server', ...args], { cwd: root });
+  let text = '';
+  proc.stdout.on('data', (d: Buffer) => { text += d.toString(); });
+  proc.stderr.on('data', (d: Buffer) => { text += d.toString(); });
+  others.push(proc);
+  return { child: proc, output: () => text, exited: new Promise((resolve) => proc.once('exit', (code, signal) => { resolve(code ?? (signal as unknown as number)); })) };
+}
 
 /** Resolves once the process has printed something matching `pattern` (since `from`). */
-function waitFor(pattern: RegExp, from = 0): Promise<RegExpMatchArray> {
+function waitFor(pattern: RegExp, from = 0, run: Run = { child, output: () => output, exited: Promise.resolve(null) }): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { reject(new Error(`timed out waiting for ${String(pattern)}; output: ${output}`)); }, 20_000);
+    const timer = setTimeout(() => { reject(new Error(`timed out waiting for ${String(pattern)}; output: ${run.output()}`)); }, 20_000);
     const check = (): void => {
-      const match = output.slice(from).match(pattern);
+      const match = run.output().slice(from).match(pattern);
       if (!match) return;
       clearTimeout(timer);
-      child.stdout?.off('data', check);
-      child.stderr?.off('data', check);
+      run.child.stdout?.off('data', check);
+      run.child.stderr?.off('data', check);
       resolve(match);
     };
-    child.stdout?.on('data', check);
-    child.stderr?.on('data', check);
+    run.child.stdout?.on('data', check);
+    run.child.stderr?.on('data', check);
     check();
   });
 }
@@ -61,6 +78,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (child.exitCode === null) child.kill('SIGKILL');
+  for (const proc of others) if (proc.exitCode === null) proc.kill('SIGKILL');
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -89,4 +107,81 @@ test('serves the config, reloads it on change (new changeId), keeps the last goo
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { resolve(code); }));
   child.kill('SIGINT');
   expect(await exited).toBe(0);
+});
+
+// Each case starts one or two tsx processes: seconds each on a loaded machine.
+describe('hardening', { timeout: 60_000 }, () => {
+  // The first test leaves `file` broken on purpose; these start from a good copy.
+  let good: string;
+  beforeAll(async () => {
+    good = join(dir, 'good.json');
+    await writeFile(good, JSON.stringify(config));
+  });
+
+  test('--help says the console is off on a non-loopback --host unless --console, and documents --key-file', async () => {
+    const run = devServer(['--help']);
+    expect(await run.exited).toBe(0);
+    expect(run.output()).toMatch(/--host H[\s\S]*console\s+is OFF unless --console/);
+    expect(run.output()).toContain('--console        serve the console even on a non-loopback --host');
+    expect(run.output()).toMatch(/--key-file FILE[\s\S]*symlink, another user's, or group\/world-writable/);
+  });
+
+  test('--host 0.0.0.0: the console is off (404) while the JWKS and token endpoints serve; --console turns it on', async () => {
+    const off = devServer(['--config', good, '--port', '0', '--host', '0.0.0.0']);
+    const [, port] = (await waitFor(/development IAM on http:\/\/0\.0\.0\.0:(\d+)/, 0, off)) as [string, string];
+    await waitFor(/watching/, 0, off);
+    const local = `http://127.0.0.1:${port}`;
+    expect(off.output()).toContain('console      off');
+    expect((await fetch(`${local}/console`)).status).toBe(404);
+    expect((await fetch(`${local}/console/api/session`)).status).toBe(404);
+    expect((await fetch(`${local}/authentication/v1/.well-known/jwks.json`)).status).toBe(200);
+    expect(await iamToken(local)).toMatch(/^eyJ/);
+    off.child.kill('SIGINT');
+    expect(await off.exited).toBe(0);
+
+    const on = devServer(['--config', good, '--port', '0', '--host', '0.0.0.0', '--console']);
+    const [, portOn] = (await waitFor(/development IAM on http:\/\/0\.0\.0\.0:(\d+)/, 0, on)) as [string, string];
+    await waitFor(/watching/, 0, on);
+    expect(on.output()).toContain(`console      http://0.0.0.0:${portOn}/console`);
+    expect((await fetch(`http://127.0.0.1:${portOn}/console/api/session`)).status).toBe(200);
+    on.child.kill('SIGINT');
+    expect(await on.exited).toBe(0);
+  });
+
+  test('--key-file: kept across restarts at 0600; a group-writable one is refused with why, and left unchanged', async () => {
+    const keyFile = `${dir}/keys.json`;
+    const first = devServer(['--config', good, '--port', '0', '--key-file', keyFile]);
+    const [, baseUrl] = (await waitFor(/development IAM on (http:\/\/127\.0\.0\.1:\d+)/, 0, first)) as [string, string];
+    await waitFor(/watching/, 0, first);
+    const kid = ((await (await fetch(`${baseUrl}/authentication/v1/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] }).keys[0]!.kid;
+    first.child.kill('SIGINT');
+    expect(await first.exited).toBe(0);
+    expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+    const text = await readFile(keyFile, 'utf8');
+
+    await chmod(keyFile, 0o664);
+    const refused = devServer(['--config', good, '--port', '0', '--key-file', keyFile]);
+    expect(await refused.exited).toBe(1);
+    expect(refused.output()).toContain(`key file ${keyFile}: is group- or world-writable (mode 0664)`);
+    expect(await readFile(keyFile, 'utf8')).toBe(text);
+
+    // Back to 0600: the same keys again.
+    await chmod(keyFile, 0o600);
+    const again = devServer(['--config', good, '--port', '0', '--key-file', keyFile]);
+    const [, againUrl] = (await waitFor(/development IAM on (http:\/\/127\.0\.0\.1:\d+)/, 0, again)) as [string, string];
+    await waitFor(/watching/, 0, again);
+    expect(((await (await fetch(`${againUrl}/authentication/v1/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] }).keys[0]!.kid).toBe(kid);
+    again.child.kill('SIGINT');
+    expect(await again.exited).toBe(0);
+  });
+
+  test('null in the config file is the config error naming its path', async () => {
+    const withNull = `${dir}/null.json`;
+    const broken = structuredClone(config) as unknown as { actors: { tenants: Record<string, { c: unknown }[]> }[] };
+    broken.actors[0]!.tenants['tenant-1']![0]!.c = null;
+    await writeFile(withNull, JSON.stringify(broken));
+    const run = devServer(['--config', withNull, '--port', '0']);
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain('invalid dev IAM config at actors[0].tenants.tenant-1[0].c: must be an array (got null; leave the member out for the default)');
+  });
 });

@@ -6,15 +6,18 @@
  * Without a chromium executable the suite is skipped with a message — except under CI=true, where
  * `.ci/run` installs it and a missing browser is a failure.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthorizer } from '../../src/index.js';
 import { startExpress } from '../../examples/vehicle-service/express.js';
 import type { RunningService } from '../../examples/vehicle-service/store.js';
-import { startConsoleEnv, type ConsoleEnv } from './support.js';
+import { exampleConfig, startConsoleEnv, type ConsoleEnv } from './support.js';
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p !== undefined && p !== '' && existsSync(p));
 const IN_CI = process.env.CI === 'true' || process.env.CI === '1';
@@ -131,7 +134,7 @@ describe.skipIf(CHROMIUM === undefined)(`console in a browser${CHROMIUM === unde
     const token = await page.locator('#token-text').inputValue();
     expect(JSON.parse((await page.locator('#token-claims').textContent())!)).toMatchObject({ sub: 'actor-alice', tid: 'tenant-1', app: 'app-1' });
     expect(await page.locator('#token-ars').textContent()).toContain('VIN=WVW1');
-    expect(await page.locator('#curl-line').textContent()).toBe(`curl -i -X GET http://127.0.0.1:3000/vehicle/WVW1 -H "Authorization: Bearer ${token}"`);
+    expect(await page.locator('#curl-line').textContent()).toBe(`curl -i -X 'GET' 'http://127.0.0.1:3000/vehicle/WVW1' -H 'Authorization: Bearer ${token}'`);
     expect(await unlabelled(page)).toStrictEqual([]);
     await shot(page, 'tokens');
     // The token is in the page, not in storage the page keeps (and the session cookie is HttpOnly).
@@ -227,6 +230,67 @@ describe.skipIf(CHROMIUM === undefined)(`console in a browser${CHROMIUM === unde
       await mem.close();
     }
   }, 30_000);
+
+  it('"Try it": hostile reference values and a typed URL reach curl as one inert argument each (run by sh with a fake curl)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'iam-curl-'));
+    const bin = join(dir, 'bin');
+    await mkdir(bin);
+    // The fake curl writes its arguments, NUL-separated, and does nothing else.
+    await writeFile(join(bin, 'curl'), '#!/bin/sh\nprintf \'%s\\0\' "$@" > "$ARGV_FILE"\n');
+    await chmod(join(bin, 'curl'), 0o755);
+    const marker = (name: string) => join(dir, `pwned-${name}`);
+    const values = [
+      `$(touch ${marker('dollar')})`,
+      `\`touch ${marker('backtick')}\``,
+      `x'; touch ${marker('quote')}; echo '`,
+      `a & touch ${marker('amp')}`,
+      `two words "double" 'single' $HOME !x`,
+    ];
+    const config = await exampleConfig();
+    const alice = config.actors.find((a) => a.id === 'actor-alice')!;
+    alice.tenants = Object.fromEntries(values.map((v, i) => [`t-${i}`, [{ r: ['DRIVER'], c: [`VIN=${v}`] }]]));
+    const hostile = await startConsoleEnv({ config });
+    const run = async (line: string): Promise<string[]> => {
+      const argvFile = join(dir, 'argv');
+      await rm(argvFile, { force: true });
+      execFileSync('/bin/sh', ['-c', line], { cwd: dir, env: { PATH: `${bin}:/usr/bin:/bin`, ARGV_FILE: argvFile } });
+      return (await readFile(argvFile, 'utf8')).split('\0').slice(0, -1);
+    };
+    try {
+      const page = await context.newPage();
+      await page.goto(`${hostile.iam.baseUrl}/console`);
+      await page.waitForSelector('body[data-ready="true"]');
+      await page.locator('#tab-tokens').click();
+      for (const [i, value] of values.entries()) {
+        await page.locator('#mint-actor').selectOption('actor-alice');
+        await page.locator('#mint-tenant').selectOption(`t-${i}`);
+        await page.locator('#mint').click();
+        await expect.poll(() => page.locator('#token-claims').textContent()).toContain(`"tid": "t-${i}"`);
+        const token = await page.locator('#token-text').inputValue();
+        // The reference is valid in the dev IAM: in the token as written, and granted by the library's decision.
+        expect(await page.locator('#token-ars').textContent()).toContain(`VIN=${value}`);
+        const explained = await hostile.client.send('POST', 'explain', { token, service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value } });
+        expect(explained.json().decision).toMatchObject({ granted: true });
+
+        const argv = await run((await page.locator('#curl-line').textContent())!);
+        expect(argv).toStrictEqual(['-i', '-X', 'GET', `http://127.0.0.1:3000/vehicle/${encodeURIComponent(value)}`, '-H', `Authorization: Bearer ${token}`]);
+      }
+      // A URL typed by the user, with the PUT body.
+      const typed = `http://127.0.0.1:3000/x?a=1&b=$(touch ${marker('url')})'; touch ${marker('url2')} #\`touch ${marker('url3')}\``;
+      await page.locator('#curl-url').fill(typed);
+      await page.locator('#curl-method').selectOption('PUT');
+      const token = await page.locator('#token-text').inputValue();
+      expect(await run((await page.locator('#curl-line').textContent())!)).toStrictEqual([
+        '-i', '-X', 'PUT', typed, '-H', `Authorization: Bearer ${token}`, '-H', 'content-type: application/json', '-d', '{"color":"red"}',
+      ]);
+      // No command hidden in a value ran.
+      expect((await readdir(dir)).filter((f) => f.startsWith('pwned-'))).toStrictEqual([]);
+      await page.close();
+    } finally {
+      await hostile.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('raised no script or CSP errors', () => {
     expect(problems).toStrictEqual([]);

@@ -3,6 +3,7 @@
  * and publishes the same keys, so tokens minted before the restart still verify; the file is
  * private (0600), rotations are saved, and a file that is not a key file is a clear error.
  */
+import { chmodSync, chownSync, lstatSync, symlinkSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,5 +71,59 @@ describe('keyFile', () => {
     await expect(start()).rejects.toThrow(DevKeyFileError);
     await expect(start()).rejects.toThrow(file);
     expect(await readFile(file, 'utf8')).toBe(text);
+  });
+
+  describe('refused like ssh refuses a key file, checked before reading, the file left unchanged', () => {
+    /** A valid key file written by a first start. */
+    const keyFileOnDisk = async (path = file) => {
+      const iam = await startDevIam({ config: exampleConfig('http://127.0.0.1:9/jwks'), keyFile: path, console: false });
+      await iam.close();
+      return readFile(path, 'utf8');
+    };
+    const refusal = async () => {
+      const error = await start().then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(DevKeyFileError);
+      expect((error as Error).message).toContain(file);
+      return (error as Error).message;
+    };
+
+    test.runIf(process.getuid?.() === 0)('owned by another user (chown 65534)', async () => {
+      const text = await keyFileOnDisk();
+      chownSync(file, 65_534, 65_534);
+      expect(await refusal()).toMatch(/owned by uid 65534, not by this process's user \(uid 0\)/);
+      expect(await readFile(file, 'utf8')).toBe(text);
+      expect(lstatSync(file).uid).toBe(65_534);
+    });
+
+    test.each([['group-writable', 0o620], ['world-writable', 0o602], ['group- and world-writable', 0o666]])('%s', async (_name, mode) => {
+      const text = await keyFileOnDisk();
+      chmodSync(file, mode);
+      expect(await refusal()).toMatch(new RegExp(`is group- or world-writable \\(mode 0${mode.toString(8)}\\)`));
+      expect(await readFile(file, 'utf8')).toBe(text);
+      expect(lstatSync(file).mode & 0o777).toBe(mode);
+    });
+
+    test('a symbolic link, even to a good key file', async () => {
+      const target = join(dir, 'real-keys.json');
+      const text = await keyFileOnDisk(target);
+      symlinkSync(target, file);
+      expect(await refusal()).toMatch(/is a symbolic link/);
+      expect(lstatSync(file).isSymbolicLink()).toBe(true);
+      expect(await readFile(target, 'utf8')).toBe(text);
+    });
+
+    test('a dangling symbolic link is refused too, and nothing is created through it', async () => {
+      const target = join(dir, 'nowhere.json');
+      symlinkSync(target, file);
+      expect(await refusal()).toMatch(/is a symbolic link/);
+      expect(await readdir(dir)).toStrictEqual(['.dev-keys.json']);
+    });
+
+    test('group- or world-readable but not writable (0644) still works, like a 0600 file', async () => {
+      await keyFileOnDisk();
+      chmodSync(file, 0o644);
+      const iam = await start();
+      expect(iam.mintToken({ actor: 'actor-alice', tenantId: 'tenant-1' })).toMatch(/^eyJ/);
+    });
   });
 });

@@ -12,7 +12,8 @@ import { Explainer } from './explain.js';
 import { ChangeIdHistory } from './history.js';
 import { BodyTooLarge, json, jsonDepthExceeds, problem, readText, type ConsoleRequest, type ConsoleResponse } from './http.js';
 import { writeFileAtomic } from './save-file.js';
-import { allowedHosts, crossOriginProblem, SECURITY_HEADERS, Sessions } from './security.js';
+import { isAllowedHost } from '../host-rule.js';
+import { crossOriginProblem, SECURITY_HEADERS, Sessions } from './security.js';
 
 /** What the console needs from the development IAM it is mounted on. */
 export interface ConsoleHost {
@@ -52,7 +53,6 @@ const MAX_JSON_DEPTH = 32;
 export function createConsole(host: ConsoleHost, options: ConsoleOptions = {}): DevIamConsole {
   const maxBodyBytes = options.maxBodyBytes ?? 262_144;
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) throw new TypeError('createConsole: "maxBodyBytes" must be a positive integer');
-  const hosts = allowedHosts(host.baseUrl);
   const sessions = new Sessions();
   const history = new ChangeIdHistory();
   const explainer = new Explainer(host.baseUrl, host.now);
@@ -75,7 +75,8 @@ export function createConsole(host: ConsoleHost, options: ConsoleOptions = {}): 
 
   async function route(req: ConsoleRequest): Promise<ConsoleResponse> {
     const hostHeader = req.headers.host ?? '';
-    if (!hosts.has(hostHeader.toLowerCase())) return problem(403, 'the console answers only on the IAM\'s loopback address (Host not allowed)');
+    // The IAM checks Host before routing here too; the console keeps the check for any other server that mounts it.
+    if (!isAllowedHost(req.headers.host, host.baseUrl)) return problem(403, 'Host not allowed: the console answers only to the names of the address the IAM listens on');
     const crossOrigin = crossOriginProblem(req, hostHeader.toLowerCase());
     if (crossOrigin !== undefined) return problem(403, crossOrigin);
     const path = new URL(req.url, 'http://console.invalid').pathname;

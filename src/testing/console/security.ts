@@ -1,7 +1,7 @@
 /**
- * The console's guards: which `Host` names it answers (a DNS-rebinding page cannot reach it), the
- * same-origin check of mutating requests, the per-session CSRF token, and the security headers of
- * every answer (a strict Content-Security-Policy: only the console's own script and style).
+ * The console's guards: the same-origin check of mutating requests, the per-session CSRF token,
+ * and the security headers of every answer (a strict Content-Security-Policy: only the console's
+ * own script and style). Which `Host` names it answers is the IAM's rule, in `../host-rule.ts`.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ConsoleRequest } from './http.js';
@@ -25,16 +25,6 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',
 };
-
-/**
- * The `Host` values the console answers: the address the IAM listens on, and the loopback names
- * of its port. Anything else is a name that resolves here by accident or by a rebinding attack.
- */
-export function allowedHosts(baseUrl: string): ReadonlySet<string> {
-  const url = new URL(baseUrl);
-  const port = url.port === '' ? (url.protocol === 'https:' ? '443' : '80') : url.port;
-  return new Set([url.host, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]);
-}
 
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 

@@ -527,16 +527,27 @@ function copyButton(id: string, text: string, source: () => string): HTMLButtonE
   }, { id });
 }
 
+/**
+ * One shell word: single-quoted, each `'` written as `'\''`. Inside single quotes sh, bash and
+ * zsh expand nothing (`$(…)`, backticks, `&`, `;`, `!`), so a reference value or a typed URL
+ * reaches curl as exactly one argument and never runs as a command.
+ */
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", "'\\''")}'`;
+}
+
 function mintedOutput(minted: Minted): HTMLElement[] {
   const token = h('textarea', { rows: 4, readonly: true }, minted.token) as HTMLTextAreaElement;
   const ars = Array.isArray(minted.claims.ars) ? (minted.claims.ars as AccessReference[]) : [];
   const firstRef = ars.flatMap((a) => a.c ?? [])[0] ?? 'VIN=WVW1';
-  const url = h('input', { type: 'text', value: `http://127.0.0.1:3000/vehicle/${firstRef.split('=')[1] ?? 'WVW1'}` }) as HTMLInputElement;
+  const value = firstRef.slice(firstRef.indexOf('=') + 1) || 'WVW1';
+  // The reference's value is one path segment, whatever it holds (spaces, '/', '?', '&').
+  const url = h('input', { type: 'text', value: `http://127.0.0.1:3000/vehicle/${encodeURIComponent(value)}` }) as HTMLInputElement;
   const method = select(['GET', 'PUT'], 'GET', () => { curl.textContent = curlLine(); });
   const curl = h('pre', { id: 'curl-line', 'aria-live': 'polite' });
   const curlLine = () => {
-    const body = method.value === 'PUT' ? ` -H 'content-type: application/json' -d '{"color":"red"}'` : '';
-    return `curl -i -X ${method.value} ${url.value} -H "Authorization: Bearer ${minted.token}"${body}`;
+    const body = method.value === 'PUT' ? ` -H ${shellQuote('content-type: application/json')} -d ${shellQuote('{"color":"red"}')}` : '';
+    return `curl -i -X ${shellQuote(method.value)} ${shellQuote(url.value)} -H ${shellQuote(`Authorization: Bearer ${minted.token}`)}${body}`;
   };
   url.addEventListener('input', () => { curl.textContent = curlLine(); });
   curl.textContent = curlLine();
