@@ -122,9 +122,13 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
     setConfig: core.setConfig,
     rotateKeys: core.rotateKeys,
     async close() {
-      await devConsole?.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+      // The server closes even if the console cannot: a process must be able to exit after close().
+      try {
+        await devConsole?.close();
+      } finally {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+      }
     },
   };
 }

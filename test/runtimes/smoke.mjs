@@ -57,6 +57,24 @@ const expired = iam.mintToken({ actor: 'actor-bob', tenantId: 'tenant-1', claims
 const forged = `${bob.slice(0, bob.lastIndexOf('.'))}.${'A'.repeat(342)}`;
 const query = (permission) => ({ service: 'vehicle-service', permission, resource: { type: 'VIN', value: 'WVW1' } });
 
+await attempt('token endpoint', async () => {
+  // The spec's exchange over HTTP: an IdP token from the built-in IdP for an IAM token.
+  const response = await fetch(`${iam.baseUrl}/authentication/v1/tokens`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${iam.mintIdpToken('alice')}`, 'idp-key': 'dev', accept: 'application/jwt', 'content-type': 'application/json' },
+    body: JSON.stringify({ tenantId: 'tenant-1', expiryInSecs: 600, tokenFormat: 't1' }),
+  });
+  const token = await response.text();
+  check('token endpoint: an IdP token is exchanged for an IAM token', response.ok && (response.headers.get('content-type') ?? '').startsWith('application/jwt'), `status ${response.status}`);
+  const identity = await authz.authenticate(`Bearer ${token}`);
+  check('token endpoint: the issued token verifies, for the IdP subject', identity.claims.sub === 'actor-alice' && identity.claims.exp - identity.claims.iat === 600);
+});
+await attempt('console explorer', async () => {
+  // The console's explorer runs the library itself against this IAM (its own HTTP client).
+  const page = await fetch(`${iam.baseUrl}/console`);
+  check('console: the page is served', page.ok, `status ${page.status}`);
+  await page.body?.cancel();
+});
 await attempt('authenticate and authorize through a remote JWKS and policy API', async () => {
   const identity = await authz.authenticate(`Bearer ${alice}`);
   check('authenticate: a valid token yields its claims', identity.claims.sub === 'actor-alice' && identity.claims.app === 'app-1');

@@ -40,7 +40,8 @@ export type AccessibleResult =
 
 export class Explainer {
   readonly #baseUrl: string;
-  readonly #agent = new Agent({ connections: 4 });
+  /** Made on first use. Bun's `undici` is a shim whose `Agent` has no `close()`. */
+  #agent: Agent | undefined;
   readonly #now: (() => number) | undefined;
 
   /** `now`: the IAM's clock, so that tokens it minted are judged by the same time. Default `Date.now`. */
@@ -77,11 +78,13 @@ export class Explainer {
   }
 
   async close(): Promise<void> {
-    await this.#agent.close();
+    const agent = this.#agent as Partial<Agent> | undefined;
+    this.#agent = undefined;
+    if (typeof agent?.close === 'function') await agent.close();
   }
 
   async #withIdentity<T>(token: string, run: (authorizer: ReturnType<typeof createAuthorizer>, identity: Identity) => Promise<T>): Promise<T | { outcome: 'error'; error: { status: number; code: string; message: string } }> {
-    const authorizer = createAuthorizer({ baseUrl: this.#baseUrl, dispatcher: this.#agent, tokenCache: false, ...(this.#now ? { now: this.#now } : {}) });
+    const authorizer = createAuthorizer({ baseUrl: this.#baseUrl, dispatcher: this.#agent ??= new Agent({ connections: 4 }), tokenCache: false, ...(this.#now ? { now: this.#now } : {}) });
     try {
       const identity = await authorizer.authenticate(`Bearer ${token}`);
       return await run(authorizer, identity);
