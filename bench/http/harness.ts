@@ -47,10 +47,10 @@ export async function startBenchIam(count: number, beforeMinting?: (env: Record<
 
 export interface Server { kind: ServerKind; child: ChildProcess; url: string }
 
-/** Forks `server.ts <kind>` and waits for its port. */
-export async function startServer(kind: ServerKind, env: Record<string, string>): Promise<Server> {
+/** Forks `server.ts <kind>` (with `nodeFlags` before tsx, e.g. `--cpu-prof`) and waits for its port. */
+export async function startServer(kind: ServerKind, env: Record<string, string>, nodeFlags: readonly string[] = []): Promise<Server> {
   const child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [kind], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: [...nodeFlags, '--import', 'tsx'],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -69,6 +69,14 @@ export function cpuOf(server: Server): Promise<number> {
       resolve(user + system);
     });
     server.child.send('cpu');
+  });
+}
+
+/** Asks the server to exit normally (so `--cpu-prof` writes its profile) and waits for it. */
+export function stopServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.child.once('exit', () => { resolve(); });
+    server.child.send('exit');
   });
 }
 

@@ -117,5 +117,6 @@ async function startExpress(): Promise<number> {
 const port = kind.startsWith('fastify') ? await startFastify() : await startExpress();
 process.on('message', (message) => {
   if (message === 'cpu') process.send?.({ cpu: process.cpuUsage() });
+  if (message === 'exit') process.exit(0);
 });
 process.send?.({ port });
