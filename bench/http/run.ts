@@ -9,12 +9,8 @@
  * Flags: --rounds 3, --duration 5 (s), --warmup 1 (s), --connections 10, --tokens 10000,
  * --only kind,kind (see KINDS in server.ts), --workloads repeated,distinct.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { createPublicKey } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
-import { startDevIam } from '../../src/testing/index.js';
+import { measureServer, median, spread, startBenchIam, startServer, type Sample, type Server } from './harness.js';
 import { KINDS, type ServerKind } from './kinds.js';
 
 const { values } = parseArgs({
@@ -37,71 +33,17 @@ const kinds = values.only.split(',') as ServerKind[];
 const workloads = values.workloads.split(',') as ('repeated' | 'distinct')[];
 for (const kind of kinds) if (!KINDS.includes(kind)) throw new TypeError(`unknown server kind ${kind} (${KINDS.join(', ')})`);
 
-const TENANT = 'tenant-1';
-const iam = await startDevIam({ config: fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url)) });
-const jwks = await (await fetch(`${iam.issuer}/.well-known/jwks.json`)).json() as { keys: Record<string, string>[] };
-const publicPem = createPublicKey({ key: jwks.keys[0] as never, format: 'jwk' }).export({ type: 'spki', format: 'pem' }).toString();
-
 console.error(`signing ${tokenCount} distinct tokens…`);
-const repeated = iam.mintToken({ actor: 'actor-alice', tenantId: TENANT });
-const distinct = Array.from({ length: tokenCount }, () => iam.mintToken({ actor: 'actor-alice', tenantId: TENANT }));
+const tokens = await startBenchIam(tokenCount);
 
-interface Server { kind: ServerKind; child: ChildProcess; url: string }
-
-async function startServer(kind: ServerKind): Promise<Server> {
-  const child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [kind], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, IAM_BASE_URL: iam.baseUrl, IAM_ISSUER: iam.issuer, IAM_PUBLIC_PEM: publicPem, TENANT },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('message', (m) => { resolve((m as { port: number }).port); });
-    child.once('exit', (code) => { reject(new Error(`${kind} exited with ${code}`)); });
-  });
-  return { kind, child, url: `http://127.0.0.1:${port}` };
-}
-
-function cpuOf(server: Server): Promise<number> {
-  return new Promise((resolve) => {
-    server.child.once('message', (m) => {
-      const { user, system } = (m as { cpu: NodeJS.CpuUsage }).cpu;
-      resolve(user + system);
-    });
-    server.child.send('cpu');
-  });
-}
-
-function load(url: string, workload: 'repeated' | 'distinct', seconds: number): Promise<autocannon.Result> {
-  let next = 0;
-  const request: autocannon.Request = workload === 'repeated'
-    ? { method: 'GET', path: '/vehicle/WVW1', headers: { authorization: `Bearer ${repeated}` } }
-    : {
-        method: 'GET',
-        path: '/vehicle/WVW1',
-        setupRequest: (req) => ({ ...req, headers: { ...req.headers, authorization: `Bearer ${distinct[next++ % distinct.length] as string}` } }),
-      };
-  return autocannon({ url, connections, duration: seconds, requests: [request] });
-}
-
-interface Sample { rps: number; p50: number; p99: number; cpuUsPerReq: number; non2xx: number }
 const samples = new Map<string, Sample[]>();
 const servers: Server[] = [];
-for (const kind of kinds) servers.push(await startServer(kind));
+for (const kind of kinds) servers.push(await startServer(kind, tokens.env));
 
 for (const workload of workloads) {
   for (let round = 1; round <= rounds; round++) {
     for (const server of servers) {
-      await load(server.url, workload, warmup);
-      const before = await cpuOf(server);
-      const result = await load(server.url, workload, duration);
-      const cpu = (await cpuOf(server)) - before;
-      const sample = {
-        rps: result.requests.average,
-        p50: result.latency.p50,
-        p99: result.latency.p99,
-        cpuUsPerReq: cpu / Math.max(1, result.requests.total),
-        non2xx: result.non2xx + result.errors,
-      };
+      const sample = await measureServer(server, tokens, workload, warmup, duration, connections);
       const key = `${workload}/${server.kind}`;
       samples.set(key, [...(samples.get(key) ?? []), sample]);
       console.error(`${workload} round ${round} ${server.kind}: ${sample.rps.toFixed(0)} req/s, p99 ${sample.p99} ms, ${sample.cpuUsPerReq.toFixed(1)} µs CPU/req${sample.non2xx ? `, ${sample.non2xx} non-2xx/errors` : ''}`);
@@ -110,14 +52,7 @@ for (const workload of workloads) {
 }
 
 for (const server of servers) server.child.kill();
-await iam.close();
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-};
-const spread = (xs: number[], digits = 0): string => `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
+await tokens.iam.close();
 
 console.log(`\n${rounds} interleaved rounds of ${duration} s after ${warmup} s warm-up each, ${connections} connections, Node ${process.version}; median (min–max)\n`);
 for (const workload of workloads) {

@@ -2,7 +2,9 @@
  * One server of the HTTP benchmark, in its own process so that its CPU time can be read on its
  * own: `node --import tsx bench/http/server.ts <kind>` with the development IAM's addresses in the
  * environment. It tells the parent its port over IPC and answers `cpu` messages with
- * `process.cpuUsage()`. Every guarded route is `GET /vehicle/:vin`, READ on `VIN=<vin>`.
+ * `process.cpuUsage()`. Every guarded route is `GET /vehicle/:vin`, READ on `VIN=<vin>`. The
+ * `*-ceiling` servers do only what any verifier that reads claims must do (one raw RSA verify of
+ * the request's own token, one payload decode and `JSON.parse`; 401 on failure): the ceiling.
  */
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -11,9 +13,11 @@ import fastifyJwt from '@fastify/jwt';
 import { auth } from 'express-oauth2-jwt-bearer';
 import { expressjwt } from 'express-jwt';
 import jwksRsa from 'jwks-rsa';
+import { createPublicKey } from 'node:crypto';
 import { createAuthorizer, type AuthorizerOptions } from '../../src/index.js';
 import { expressAuthz } from '../../adapters/express/index.js';
 import { fastifyAuthz } from '../../adapters/fastify/index.js';
+import { verifyAndParse } from '../ceiling/floor.js';
 import { KINDS, type ServerKind } from './kinds.js';
 
 
@@ -28,6 +32,13 @@ function namesVin(payload: unknown, vin: string): boolean {
   return Array.isArray(ars) && ars.some((a) => a.c?.includes(`VIN=${vin}`) === true);
 }
 
+/** The bearer token's payload when its signature verifies (the ceiling's whole work), else undefined. */
+const ceilingKey = kind.endsWith('-ceiling') ? createPublicKey(publicPem) : undefined;
+function ceilingPayload(authorization: string | undefined): unknown {
+  if (authorization === undefined || !authorization.startsWith('Bearer ')) return undefined;
+  return verifyAndParse(authorization.slice(7), ceilingKey!);
+}
+
 function iamOptions(extra: Partial<AuthorizerOptions> = {}): AuthorizerOptions {
   return { baseUrl, audience: tenant, ...extra };
 }
@@ -37,6 +48,11 @@ async function startFastify(): Promise<number> {
   const reply = { ok: true };
   if (kind === 'fastify-bare') {
     app.get('/vehicle/:vin', async () => reply);
+  } else if (kind === 'fastify-ceiling') {
+    app.get('/vehicle/:vin', async (request, res) => {
+      if (ceilingPayload(request.headers.authorization) === undefined) return res.code(401).send({ error: 'unauthorized' });
+      return reply;
+    });
   } else if (kind === 'fastify-jwt') {
     await app.register(fastifyJwt, {
       secret: { public: publicPem },
@@ -70,8 +86,13 @@ async function startExpress(): Promise<number> {
   const reply = (_req: express.Request, res: express.Response) => { res.json({ ok: true }); };
   if (kind === 'express-bare') {
     app.get('/vehicle/:vin', reply);
-  } else if (kind === 'express-iam') {
-    const authorizer = createAuthorizer(iamOptions());
+  } else if (kind === 'express-ceiling') {
+    app.get('/vehicle/:vin', (req, res) => {
+      if (ceilingPayload(req.headers.authorization) === undefined) res.status(401).json({ error: 'unauthorized' });
+      else res.json({ ok: true });
+    });
+  } else if (kind === 'express-iam' || kind === 'express-iam-nocache') {
+    const authorizer = createAuthorizer(iamOptions(kind === 'express-iam-nocache' ? { tokenCache: false } : {}));
     await authorizer.ready();
     const { requirePermission } = expressAuthz(authorizer);
     app.get('/vehicle/:vin', requirePermission('vehicle-service', 'READ', 'VIN', (req) => req.params.vin as string), reply);
@@ -96,5 +117,6 @@ async function startExpress(): Promise<number> {
 const port = kind.startsWith('fastify') ? await startFastify() : await startExpress();
 process.on('message', (message) => {
   if (message === 'cpu') process.send?.({ cpu: process.cpuUsage() });
+  if (message === 'exit') process.exit(0);
 });
 process.send?.({ port });

@@ -20,6 +20,11 @@ export interface MeasureOptions {
   batches?: number;
   /** Duration of one batch (ms). Default `BENCH_BATCH_MS` or 200 (10 × 200 ms = 2 s per case). */
   batchMs?: number;
+  /**
+   * `measureInterleaved` only: run the cases in reverse order in every other round (A B C, C B A, …)
+   * so that no case always runs first after the garbage collection. Default `false`.
+   */
+  alternate?: boolean;
 }
 
 export interface MeasureResult {
@@ -39,6 +44,8 @@ export interface MeasureResult {
    * that works off the main thread (WebCrypto runs in the libuv pool) it counts that work too.
    */
   opsPerCpuSec: number;
+  /** Every batch rate per CPU-second, in run order. */
+  batchOpsPerCpuSec: number[];
   /** Calls made while measuring (warm-up excluded). */
   operations: number;
 }
@@ -143,12 +150,14 @@ function resultOf(p: Prepared): MeasureResult {
     maxOpsPerSec: Math.max(...p.rates),
     batchOpsPerSec: p.rates,
     opsPerCpuSec: median(p.cpuRates),
+    batchOpsPerCpuSec: p.cpuRates,
     operations: p.operations,
   };
 }
 
 function resolveOptions(options: MeasureOptions): Required<MeasureOptions> {
   return {
+    alternate: options.alternate ?? false,
     warmupMs: options.warmupMs ?? envInt('BENCH_WARMUP_MS', 500),
     batches: options.batches ?? envInt('BENCH_BATCHES', 10),
     batchMs: options.batchMs ?? envInt('BENCH_BATCH_MS', 200),
@@ -170,11 +179,11 @@ export async function measure(name: string, fn: () => unknown, options: MeasureO
  * meaningful on a shared machine. Each case is warmed up first, in order.
  */
 export async function measureInterleaved(cases: readonly BenchCase[], options: MeasureOptions = {}): Promise<MeasureResult[]> {
-  const { warmupMs, batches, batchMs } = resolveOptions(options);
+  const { warmupMs, batches, batchMs, alternate } = resolveOptions(options);
   const prepared: Prepared[] = [];
   for (const bench of cases) prepared.push(await prepare(bench, warmupMs));
   for (let b = 0; b < batches; b++) {
-    for (const p of prepared) {
+    for (const p of alternate && b % 2 === 1 ? [...prepared].reverse() : prepared) {
       // Collect the previous case's garbage now, so one case's GC debt is not paid in the next
       // case's batch (jose allocates far more than the others). Needs `node --expose-gc`.
       collectGarbage?.();
