@@ -56,9 +56,13 @@ function hooksOver(authorizer: Authorizer, options: FastifyAuthzOptions, name: s
         state = await guard(request.headers.authorization, request);
       } catch (error) {
         if (!(error instanceof IamAuthzError) || passErrors) throw error;
-        const answer = guards.errorResponse(error);
         if (onError) await onError(error, request, reply);
-        else await reply.code(answer.status).headers(answer.headers).type('application/problem+json').send(JSON.stringify(answer.body));
+        // An onError that did not answer must not let the request through to the handler: the
+        // hook returning normally is Fastify's "go on". Nothing sent → the default answer.
+        if (!reply.sent) {
+          const answer = guards.errorResponse(error);
+          await reply.code(answer.status).headers(answer.headers).type('application/problem+json').send(JSON.stringify(answer.body));
+        }
         return;
       }
       if (state) request.iam = state;

@@ -102,6 +102,25 @@ test('fastify: onError renders the error itself', async () => {
   }
 });
 
+test('fastify: an onError that answers nothing never lets the request through (the default answer is sent)', async () => {
+  const app = Fastify();
+  const handler = vi.fn(() => 'secret');
+  const onError = vi.fn(async () => { /* logs, forgets to answer */ });
+  const { authenticate } = fastifyAuthz(authorizer, { onError });
+  app.get('/x', { onRequest: authenticate() }, handler);
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const res = await fetch(`${url}/x`);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(await res.text()).not.toContain('secret');
+    expect(onError).toHaveBeenCalledOnce();
+    expect(handler).not.toHaveBeenCalled();
+  } finally {
+    await app.close();
+  }
+});
+
 test('fastify plugin: decorates request.iam, exposes app.iamAuthz, closes the authorizer on close', async () => {
   const own = createAuthorizer({ baseUrl: jwks.url, policyUrl: policy.url, now: () => NOW_MS });
   const close = vi.spyOn(own, 'close');
