@@ -1,4 +1,3 @@
-// @ts-nocheck -- a plain script for Node, Bun and Deno alike; the typed API it calls is checked by the suite.
 /**
  * The runtime smoke suite: the public API (the built package in dist/) on a runtime other than
  * Node.js — Bun and Deno in CI (`.ci/runtimes`), and Node itself as the reference. It starts the
@@ -14,22 +13,27 @@ import { honoAuthz } from '../../dist/adapters/hono/index.js';
 import { startDevIam } from '../../dist/src/testing/index.js';
 import { Hono } from 'hono';
 
-const runtime = globalThis.Bun ? `bun ${globalThis.Bun.version}` : globalThis.Deno ? `deno ${globalThis.Deno.version.deno}` : `node ${process.version}`;
+/** @type {any} */
+const host = globalThis;
+const runtime = host.Bun ? `bun ${host.Bun.version}` : host.Deno ? `deno ${host.Deno.version.deno}` : `node ${process.version}`;
 let passed = 0;
 let failed = 0;
+/** @param {string} name @param {boolean} ok @param {string} [detail] */
 function check(name, ok, detail = '') {
   if (ok) passed++;
   else failed++;
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${ok ? '' : `: ${detail}`}`);
 }
+/** @param {string} name @param {() => Promise<void>} fn */
 async function attempt(name, fn) {
   try {
     await fn();
-  } catch (error) {
-    check(name, false, `${error?.name}: ${error?.message}`);
+  } catch (/** @type {any} */ error) {
+    check(name, false, `${String(error?.name)}: ${String(error?.message)}`);
   }
 }
 
+/** @type {any} */
 const config = {
   idps: [{ key: 'dev', builtin: true }],
   applications: [{
@@ -55,7 +59,7 @@ const alice = iam.mintToken({ actor: 'actor-alice', tenantId: 'tenant-1' });
 const bob = iam.mintToken({ actor: 'actor-bob', tenantId: 'tenant-1' });
 const expired = iam.mintToken({ actor: 'actor-bob', tenantId: 'tenant-1', claims: { exp: Math.floor(Date.now() / 1000) - 3600, iat: Math.floor(Date.now() / 1000) - 7200 } });
 const forged = `${bob.slice(0, bob.lastIndexOf('.'))}.${'A'.repeat(342)}`;
-const query = (permission) => ({ service: 'vehicle-service', permission, resource: { type: 'VIN', value: 'WVW1' } });
+const query = (/** @type {string} */ permission) => ({ service: 'vehicle-service', permission, resource: { type: 'VIN', value: 'WVW1' } });
 
 await attempt('token endpoint', async () => {
   // The spec's exchange over HTTP: an IdP token from the built-in IdP for an IAM token.
@@ -67,7 +71,7 @@ await attempt('token endpoint', async () => {
   const token = await response.text();
   check('token endpoint: an IdP token is exchanged for an IAM token', response.ok && (response.headers.get('content-type') ?? '').startsWith('application/jwt'), `status ${response.status}`);
   const identity = await authz.authenticate(`Bearer ${token}`);
-  check('token endpoint: the issued token verifies, for the IdP subject', identity.claims.sub === 'actor-alice' && identity.claims.exp - identity.claims.iat === 600);
+  check('token endpoint: the issued token verifies, for the IdP subject', identity.claims.sub === 'actor-alice' && identity.claims.exp - (identity.claims.iat ?? 0) === 600);
 });
 await attempt('console explorer', async () => {
   // The console's explorer runs the library itself against this IAM (its own HTTP client).
@@ -79,18 +83,19 @@ await attempt('authenticate and authorize through a remote JWKS and policy API',
   const identity = await authz.authenticate(`Bearer ${alice}`);
   check('authenticate: a valid token yields its claims', identity.claims.sub === 'actor-alice' && identity.claims.app === 'app-1');
   const read = await authz.authorize(identity, query('READ'));
-  check('authorize: DRIVER may READ', read.granted === true && read.reason === 'GRANTED');
+  check('authorize: DRIVER may READ', read.granted && read.reason === 'GRANTED');
   const write = await authz.authorize(identity, query('WRITE'));
-  check('authorize: DRIVER may not WRITE', write.granted === false && write.reason === 'PERMISSION_NOT_GRANTED');
+  check('authorize: DRIVER may not WRITE', !write.granted && write.reason === 'PERMISSION_NOT_GRANTED');
 });
 for (const [name, token, code] of [['expired', expired, 'ERR_TOKEN_EXPIRED'], ['forged', forged, 'ERR_TOKEN_INVALID']]) {
   await attempt(`authenticate: ${name}`, async () => {
-    const error = await authz.authenticate(`Bearer ${token}`).then(() => undefined, (e) => e);
+    const error = await authz.authenticate(`Bearer ${token}`).then(() => undefined, (/** @type {unknown} */ e) => /** @type {any} */ (e));
     check(`authenticate: a ${name} token is a 401 ${code}`, error?.status === 401 && error?.code === code, `${error?.status} ${error?.code}`);
   });
 }
 
-const vinOf = (url) => new URL(url).pathname.split('/').pop();
+const vinOf = (/** @type {string} */ url) => new URL(url).pathname.split('/').pop();
+/** @type {[string, string | undefined, number][]} */
 const cases = [
   ['bob WRITE', bob, 200],
   ['no token', undefined, 401],
@@ -113,7 +118,7 @@ await attempt('fetch adapter', async () => {
 });
 
 await attempt('hono adapter', async () => {
-  const build = (authorizer) => {
+  const build = (/** @type {import('../../src/index.js').Authorizer} */ authorizer) => {
     const app = new Hono();
     app.put('/vehicle/:vin', honoAuthz(authorizer).requirePermission('vehicle-service', 'WRITE', 'VIN', (c) => c.req.param('vin')), (c) => c.json({ ok: true }));
     return app;
