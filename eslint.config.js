@@ -19,10 +19,10 @@ export default defineConfig(
     },
   },
   {
-    // Adapters are thin shims over the public core: no reaching into its internals.
+    // Adapters are thin shims over the public core and the adapter kit: no reaching into internals.
     files: ['adapters/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./\\.\\./src/(?!index\\.js$)', message: 'adapters import only the public core (../../src/index.js)' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./\\.\\./src/(?!(index|adapter/index)\\.js$)', message: 'adapters import only the public core (../../src/index.js) and the adapter kit (../../src/adapter/index.js)' }] }],
     },
   },
   {

@@ -16,7 +16,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAuthorizer } from '../src/authorizer.js';
 import { compilePolicy } from '../src/engine/compile-policy.js';
-import { createGuards } from '../src/http/guards.js';
+import { createGuards } from '../src/adapter/guards.js';
 import { collectRoles, decideForRoles } from '../src/engine/decide.js';
 import type { RolePolicy } from '../src/types.js';
 import { signJwt } from '../src/testing/sign-jwt.js';

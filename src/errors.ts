@@ -2,7 +2,10 @@ import type { Decision } from './types.js';
 
 /**
  * The error model: every failure the library reports is an {@link IamAuthzError} with an HTTP
- * `status` and a stable `code`. Messages never contain the token text.
+ * `status`, a stable `code`, and its whole HTTP answer — `headers` (RFC 6750 `WWW-Authenticate`,
+ * `Retry-After`), an RFC 9457 problem body, and `getResponse()`. This module is the one place
+ * an answer is built: every adapter, and any error handler of yours, sends the same thing.
+ * Messages and bodies never contain the token text or an upstream body.
  */
 
 /** Every code an {@link IamAuthzError} can carry. Stable across minor versions. */
@@ -18,6 +21,48 @@ export type IamAuthzErrorCode =
   | 'ERR_AUTHORIZER_CLOSED'
   | 'ERR_TOKEN_EXCHANGE_FAILED';
 
+/** RFC 9457 problem details, with the library's stable `code`. */
+export interface ProblemDetails {
+  /** Always `about:blank`: the `code` says what happened. */
+  readonly type: string;
+  /** The HTTP reason phrase of `status`. */
+  readonly title: string;
+  /** 401, 403 or 503. */
+  readonly status: number;
+  /** What went wrong, for a human; never contains the token or upstream text. */
+  readonly detail: string;
+  /** The stable error code, e.g. `ERR_TOKEN_EXPIRED`. */
+  readonly code: string;
+  /** Only with `exposeDecision`. */
+  readonly decision?: Decision;
+}
+
+/** What shapes an error's answer; an adapter attaches its own options to the errors its guards throw. */
+export interface ErrorResponseOptions {
+  /** `realm` of the `WWW-Authenticate` challenge. Default `"iam"`. */
+  readonly realm: string;
+  /** Put the denial's decision (roles, reason, changeId) in 403 bodies, and the full message (expected issuer, tenants) in 401 bodies. Default `false`. */
+  readonly exposeDecision: boolean;
+  /** `Retry-After` seconds on 503 answers. Default `5`. */
+  readonly retryAfterSec: number;
+}
+
+/** An HTTP answer for an {@link IamAuthzError}: status, headers and problem+json body. */
+export interface ErrorResponse {
+  /** HTTP status: 401, 403 or 503. */
+  readonly status: number;
+  /** `WWW-Authenticate` (401, 403) or `Retry-After` (503), lower-case names. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The `application/problem+json` body. */
+  readonly body: ProblemDetails;
+}
+
+/** The answer of an error nobody attached options to: what `authenticate()` or `check()` throw. */
+const DEFAULT_ANSWER: ErrorResponseOptions = Object.freeze({ realm: 'iam', exposeDecision: false, retryAfterSec: 5 });
+
+/** The options attached by a guard (the adapter's realm, exposeDecision, retryAfterSec). */
+const attached = new WeakMap<IamAuthzError, ErrorResponseOptions>();
+
 /** Base class of every error the library throws or rejects with at request time. */
 export class IamAuthzError extends Error {
   /** Stable machine-readable code; match on this, not on `message`. */
@@ -27,8 +72,6 @@ export class IamAuthzError extends Error {
    * what the IAM answered (for `ERR_TOKEN_EXCHANGE_FAILED`).
    */
   readonly status: number;
-  /** Headers to send with the answer (`WWW-Authenticate`, `Retry-After`); set by the route guards. */
-  headers?: Readonly<Record<string, string>>;
   /**
    * What the caller may be told (the problem body's `detail` of a 401). Usually the message; shorter
    * where the message, meant for logs, names configuration (the expected issuer or tenants).
@@ -46,6 +89,27 @@ export class IamAuthzError extends Error {
   /** `status` under the name Fastify's and http-errors' error handlers read. */
   get statusCode(): number {
     return this.status;
+  }
+
+  /**
+   * Headers of the answer, lower-case names: `WWW-Authenticate` (401, 403) or `Retry-After` (503).
+   * Koa, Fastify and Express's default error handlers send them as they are.
+   */
+  get headers(): Readonly<Record<string, string>> {
+    return answerOf(this).headers;
+  }
+
+  /** The RFC 9457 `application/problem+json` body of the answer (never the token, a stack or upstream text). */
+  get problemDetails(): ProblemDetails {
+    return answerOf(this).body;
+  }
+
+  /**
+   * The complete answer as a WHATWG `Response`: status, headers, problem+json body. Hono's default
+   * error handler (and `HTTPException`-aware code) renders any error with `getResponse()`.
+   */
+  getResponse(): Response {
+    return toResponse(answerOf(this));
   }
 }
 
@@ -154,4 +218,63 @@ export class TokenExchangeError extends IamAuthzError {
 /** True for any error thrown by this library. */
 export function isIamAuthzError(value: unknown): value is IamAuthzError {
   return value instanceof IamAuthzError;
+}
+
+const TITLES: Readonly<Record<number, string>> = { 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unavailable' };
+
+/**
+ * The HTTP answer for an error under explicit options; `error.headers`, `problemDetails` and
+ * `getResponse()` use the options a guard attached, else the defaults (realm `"iam"`, 5 s, no decision).
+ */
+export function toErrorResponse(error: IamAuthzError, options: ErrorResponseOptions): ErrorResponse {
+  const { status, code } = error;
+  // A 503's message names upstream URLs and statuses (for logs); the client learns only that it may retry.
+  // A 401's message may name the expected issuer or tenants (for logs): the caller gets `detail`.
+  const detail = status === 403 ? 'the caller lacks the permission this request needs'
+    : status === 503 ? 'authorization is temporarily unavailable; retry later'
+    : status !== 401 ? 'the request could not be authorized'
+    : options.exposeDecision ? error.message : error.detail;
+  const headers: Record<string, string> = {};
+  const realm = `realm=${quote(options.realm)}`;
+  if (code === 'ERR_TOKEN_MISSING') headers['www-authenticate'] = `Bearer ${realm}`;
+  else if (status === 401) headers['www-authenticate'] = `Bearer ${realm}, error="invalid_token", error_description=${quote(detail)}`;
+  else if (status === 403) headers['www-authenticate'] = `Bearer ${realm}, error="insufficient_scope", error_description=${quote(detail)}`;
+  else if (status === 503) headers['retry-after'] = String(options.retryAfterSec);
+  const body: ProblemDetails = { type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, code };
+  if (options.exposeDecision && error instanceof PermissionDeniedError) return { status, headers, body: { ...body, decision: error.decision } };
+  return { status, headers, body };
+}
+
+/** The `Response` for an {@link ErrorResponse}: its status and headers, and the problem+json body (none for HEAD). */
+export function toResponse(answer: ErrorResponse, method?: string): Response {
+  const headers = new Headers(answer.headers);
+  headers.set('content-type', 'application/problem+json');
+  return new Response(method === 'HEAD' ? null : JSON.stringify(answer.body), { status: answer.status, headers });
+}
+
+/** The error's answer under the options a guard attached, else the defaults. */
+export function answerOf(error: IamAuthzError): ErrorResponse {
+  return toErrorResponse(error, attached.get(error) ?? DEFAULT_ANSWER);
+}
+
+/**
+ * Attaches the answer options of whoever throws the error on (a guard: its adapter's realm,
+ * `retryAfterSec`, `exposeDecision`); returns the error. The last attachment wins.
+ */
+export function withAnswerOptions<E extends IamAuthzError>(error: E, options: ErrorResponseOptions): E {
+  attached.set(error, options);
+  return error;
+}
+
+/** An RFC 9110 quoted-string: backslash-escapes `"` and `\`, replaces anything not printable ASCII. */
+function quote(value: string): string {
+  return `"${value.replace(/[^\x20-\x7e]/g, '?').replace(/["\\]/g, '\\$&')}"`;
+}
+
+/** Checks a `realm` option once, at construction. */
+export function checkRealm(realm: unknown, where?: string): string {
+  if (typeof realm !== 'string' || realm.length === 0 || /[^\x20-\x7e]/.test(realm)) {
+    throw new TypeError(`${where === undefined ? '' : `${where}: `}"realm" must be a non-empty string of printable ASCII`);
+  }
+  return realm;
 }

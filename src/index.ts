@@ -22,5 +22,7 @@ export {
   type IamAuthzErrorCode,
 } from './errors.js';
 export { channels } from './diagnostics.js';
-export { createGuards, wrapGuards, type Guard, type GuardFactory, type Guards, type GuardOptions, type IamState, type ResourceResolver, type GuardMode, type RouteOptions, type AuthenticateOptions } from './http/guards.js';
-export { toErrorResponse, type ErrorResponse, type ErrorResponseOptions, type ProblemDetails } from './http/error-response.js';
+// What applications read: the state a guard attaches, a route's mode, an error's problem body.
+// The adapter kit (createGuards, wrapGuards, Guard, toErrorResponse, …) is `iam-authz/adapter`.
+export type { IamState, GuardMode } from './adapter/guards.js';
+export type { ProblemDetails } from './errors.js';

@@ -1,9 +1,10 @@
 /**
- * `iam-authz/express`: route guards for Express 4 and 5. A thin shim over the core's
- * framework-neutral guards; it imports only the public core.
+ * `iam-authz/express`: route guards for Express 4 and 5. A thin shim over the adapter kit
+ * (`iam-authz/adapter`); it imports only the public core.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { createGuards, IamAuthzError, wrapGuards, type Authorizer, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/index.js';
+import type { Authorizer, IamAuthzError } from '../../src/index.js';
+import { createGuards, wrapGuards, type ErrorResponse, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own types live in this global namespace
@@ -16,12 +17,19 @@ declare global {
 }
 
 export interface ExpressAuthzOptions extends GuardOptions {
-  /** Renders 401/403/503 yourself instead of the default problem+json answer. Default: none. */
-  onError?: (error: IamAuthzError, req: Request, res: Response) => void;
+  /**
+   * Renders 401/403/503 yourself. Answer before it returns, or return a promise that settles once
+   * you have; if nothing was sent by then, the default answer is. Not with `passErrors`. Default: none.
+   */
+  onError?: (error: IamAuthzError, req: Request, res: Response) => void | Promise<void>;
 }
 
 /** `{ authenticate(), requirePermission(service, permission, type, resolve) | (…, { node: resolve }) }` as Express middleware. */
 export type ExpressAuthz = GuardFactory<Request, RequestHandler>;
+
+function send(res: Response, answer: ErrorResponse): void {
+  res.status(answer.status).set(answer.headers).type('application/problem+json').send(JSON.stringify(answer.body));
+}
 
 /**
  * Express (4 and 5) guards over `authorizer`: 401/403/503 answered as RFC 6750 challenges with
@@ -30,8 +38,6 @@ export type ExpressAuthz = GuardFactory<Request, RequestHandler>;
 export function expressAuthz(authorizer: Authorizer, options: ExpressAuthzOptions = {}): ExpressAuthz {
   const guards = createGuards<Request>(authorizer, options, 'expressAuthz', ['onError']);
   const { onError } = options;
-  if (onError !== undefined && typeof onError !== 'function') throw new TypeError('expressAuthz: "onError" must be a function');
-  const { passErrors } = guards;
 
   function middleware(guard: Guard<Request>): RequestHandler {
     return function iamAuthzGuard(req: Request, res: Response, next: NextFunction): void {
@@ -46,17 +52,14 @@ export function expressAuthz(authorizer: Authorizer, options: ExpressAuthzOption
           if (state) req.iam = state;
           next();
         },
-        (error: unknown) => {
-          if (!(error instanceof IamAuthzError) || res.headersSent) {
+        async (error: unknown) => {
+          if (res.headersSent) {
             next(error);
             return;
           }
-          if (passErrors) next(error);
-          else if (onError) onError(error, req, res);
-          else {
-            const answer = guards.errorResponse(error);
-            res.status(answer.status).set(answer.headers).type('application/problem+json').send(JSON.stringify(answer.body));
-          }
+          const refusal = await guards.refusal(error, onError && (() => onError(error as IamAuthzError, req, res)), () => res.headersSent);
+          if (refusal.action === 'pass') next(refusal.error);
+          else if (refusal.action === 'answer') send(res, refusal.answer);
         },
       ).catch(next);
     };

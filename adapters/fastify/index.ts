@@ -5,7 +5,8 @@
  */
 import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { createGuards, IamAuthzError, wrapGuards, type Authorizer, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/index.js';
+import type { Authorizer, IamAuthzError } from '../../src/index.js';
+import { createGuards, wrapGuards, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,7 +20,10 @@ declare module 'fastify' {
 }
 
 export interface FastifyAuthzOptions extends GuardOptions {
-  /** Renders 401/403/503 yourself instead of the default problem+json answer. Default: none. */
+  /**
+   * Renders 401/403/503 yourself; if the reply is not sent when it returns (or its promise settles),
+   * the default answer is. Not with `passErrors`. Default: none.
+   */
   onError?: (error: IamAuthzError, request: FastifyRequest, reply: FastifyReply) => void | Promise<void>;
 }
 
@@ -41,8 +45,6 @@ export function fastifyAuthz(authorizer: Authorizer, options: FastifyAuthzOption
 function hooksOver(authorizer: Authorizer, options: FastifyAuthzOptions, name: string): FastifyAuthz {
   const guards = createGuards<FastifyRequest>(authorizer, options, name, ['onError']);
   const { onError } = options;
-  if (onError !== undefined && typeof onError !== 'function') throw new TypeError(`${name}: "onError" must be a function`);
-  const { passErrors } = guards;
 
   function hook(guard: Guard<FastifyRequest>): IamHook {
     return async function iamAuthzHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -55,12 +57,11 @@ function hooksOver(authorizer: Authorizer, options: FastifyAuthzOptions, name: s
       try {
         state = await guard(request.headers.authorization, request);
       } catch (error) {
-        if (!(error instanceof IamAuthzError) || passErrors) throw error;
-        if (onError) await onError(error, request, reply);
-        // An onError that did not answer must not let the request through to the handler: the
-        // hook returning normally is Fastify's "go on". Nothing sent → the default answer.
-        if (!reply.sent) {
-          const answer = guards.errorResponse(error);
+        // The hook returning normally is Fastify's "go on": a refusal always ends in an answer.
+        const refusal = await guards.refusal(error, onError && (() => onError(error as IamAuthzError, request, reply)), () => reply.sent);
+        if (refusal.action === 'pass') throw refusal.error;
+        if (refusal.action === 'answer') {
+          const { answer } = refusal;
           await reply.code(answer.status).headers(answer.headers).type('application/problem+json').send(JSON.stringify(answer.body));
         }
         return;

@@ -4,17 +4,14 @@
  * with a ready problem+json `Response` to return as is. A thin shim over the core's
  * framework-neutral guards; it imports only the public core.
  */
-import { createGuards, IamAuthzError, wrapGuards, type AuthenticateOptions, type Authorizer, type ErrorResponse, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/index.js';
+import type { Authorizer, IamAuthzError } from '../../src/index.js';
+import { createGuards, toResponse, wrapGuards, type AuthenticateOptions, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
 
 export interface FetchAuthzOptions extends GuardOptions {
-  /** Renders 401/403/503 yourself instead of the default problem+json `Response`. Default: none. */
+  /** Renders 401/403/503 yourself; anything but a `Response` returned → the default answer. Not with `passErrors`. Default: none. */
   onError?: (error: IamAuthzError, request: Request) => Response | Promise<Response>;
 }
 
-/**
- * A guard over a `Request`: resolves with the {@link IamState} when the caller may go on, or with
- * the refusal `Response` (401/403/503) to return. Rejects only with what a resource resolver threw.
- */
 /** Resolves with the caller's state, or with the refusal `Response` (401/403/503) to return as is. */
 export type FetchGuard<R extends Request = Request> = (request: R) => Promise<IamState | Response>;
 
@@ -39,7 +36,6 @@ export interface FetchAuthz<R extends Request = Request> extends Omit<GuardFacto
 export function createFetchGuards<R extends Request = Request>(authorizer: Authorizer, options: FetchAuthzOptions = {}): FetchAuthz<R> {
   const guards = createGuards<R>(authorizer, options, 'createFetchGuards', ['onError']);
   const { onError } = options;
-  if (onError !== undefined && typeof onError !== 'function') throw new TypeError('createFetchGuards: "onError" must be a function');
 
   const errorResponse = (error: IamAuthzError, request?: Request): Response => toResponse(guards.errorResponse(error), request?.method);
 
@@ -53,19 +49,13 @@ export function createFetchGuards<R extends Request = Request>(authorizer: Autho
       try {
         return await guard(request.headers.get('authorization') ?? undefined, request);
       } catch (error) {
-        if (!(error instanceof IamAuthzError) || guards.passErrors) throw error;
-        return onError ? await onError(error, request) : errorResponse(error, request);
+        const refusal = await guards.refusal(error, onError && (() => onError(error as IamAuthzError, request)), (returned) => returned instanceof Response);
+        if (refusal.action === 'pass') throw refusal.error;
+        return refusal.action === 'answer' ? toResponse(refusal.answer, request.method) : refusal.returned as Response;
       }
     };
   }
 
   // Only an optional authenticate() resolves with undefined; the other guards always have a state.
   return { ...(wrapGuards(guards, fetchGuard) as unknown as Omit<FetchAuthz<R>, 'errorResponse'>), errorResponse };
-}
-
-/** The `Response` for an {@link ErrorResponse}: its status and headers, and the problem+json body (none for HEAD). */
-export function toResponse(answer: ErrorResponse, method?: string): Response {
-  const headers = new Headers(answer.headers);
-  headers.set('content-type', 'application/problem+json');
-  return new Response(method === 'HEAD' ? null : JSON.stringify(answer.body), { status: answer.status, headers });
 }

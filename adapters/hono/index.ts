@@ -1,10 +1,11 @@
 /**
  * `iam-authz/hono`: middleware for Hono 4 on any runtime it runs on (see the README for which).
  * `c.get('iam')` holds the state once the token is verified (and the permission granted). A thin
- * shim over the core's framework-neutral guards; it imports only the public core.
+ * shim over the adapter kit (`iam-authz/adapter`); it imports only the public core.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import { createGuards, IamAuthzError, wrapGuards, type Authorizer, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/index.js';
+import type { Authorizer, IamAuthzError } from '../../src/index.js';
+import { createGuards, toResponse, wrapGuards, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -14,10 +15,8 @@ declare module 'hono' {
 }
 
 export interface HonoAuthzOptions extends GuardOptions {
-  /** Renders 401/403/503 yourself instead of the default problem+json answer. Default: none. */
+  /** Renders 401/403/503 yourself; anything but a `Response` returned → the default answer. Not with `passErrors`. Default: none. */
   onError?: (error: IamAuthzError, c: Context) => Response | Promise<Response>;
-  /** Throw the `IamAuthzError` (with `status` and `headers`) to `app.onError` instead of answering. Default `false`. */
-  passErrors?: boolean;
 }
 
 /** `{ authenticate(), requirePermission(service, permission, type, c => …) | (…, { node: c => … }) }` as Hono middleware. */
@@ -25,13 +24,12 @@ export type HonoAuthz = GuardFactory<Context, MiddlewareHandler>;
 
 /**
  * Hono middleware over `authorizer`: 401/403/503 answered as RFC 6750 challenges with problem+json
- * bodies, `c.get('iam')` set on success. Throws a `TypeError` for an invalid option.
+ * bodies, `c.get('iam')` set on success. With `passErrors`, the error goes to `app.onError`, and
+ * Hono's default handler answers it with `getResponse()`. Throws a `TypeError` for an invalid option.
  */
 export function honoAuthz(authorizer: Authorizer, options: HonoAuthzOptions = {}): HonoAuthz {
   const guards = createGuards<Context>(authorizer, options, 'honoAuthz', ['onError']);
   const { onError } = options;
-  if (onError !== undefined && typeof onError !== 'function') throw new TypeError('honoAuthz: "onError" must be a function');
-  const { passErrors } = guards;
 
   function middleware(guard: Guard<Context>): MiddlewareHandler {
     return async function iamAuthzGuard(c, next): Promise<Response | undefined> {
@@ -44,13 +42,9 @@ export function honoAuthz(authorizer: Authorizer, options: HonoAuthzOptions = {}
       try {
         state = await guard(c.req.header('authorization'), c);
       } catch (error) {
-        if (!(error instanceof IamAuthzError)) throw error;
-        const answer = guards.errorResponse(error);
-        if (passErrors) throw error;
-        if (onError) return onError(error, c);
-        const headers = new Headers(answer.headers);
-        headers.set('content-type', 'application/problem+json');
-        return new Response(c.req.method === 'HEAD' ? null : JSON.stringify(answer.body), { status: answer.status, headers });
+        const refusal = await guards.refusal(error, onError && (() => onError(error as IamAuthzError, c)), (returned) => returned instanceof Response);
+        if (refusal.action === 'pass') throw refusal.error;
+        return refusal.action === 'answer' ? toResponse(refusal.answer, c.req.method) : refusal.returned as Response;
       }
       if (state) c.set('iam', state);
       await next();

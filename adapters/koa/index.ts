@@ -1,9 +1,10 @@
 /**
  * `iam-authz/koa`: route guards for Koa (with `@koa/router` or plain middleware). A thin shim over
- * the core's framework-neutral guards; it imports only the public core.
+ * the adapter kit (`iam-authz/adapter`); it imports only the public core.
  */
 import type { Context, Middleware, Next } from 'koa';
-import { createGuards, IamAuthzError, wrapGuards, type Authorizer, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/index.js';
+import type { Authorizer, IamAuthzError } from '../../src/index.js';
+import { createGuards, wrapGuards, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -14,8 +15,9 @@ declare module 'koa' {
 
 export interface KoaAuthzOptions extends GuardOptions {
   /**
-   * Renders 401/403/503 yourself instead of the default problem+json answer. Default: none.
-   * `throw` the error from it to hand it to Koa's error handling (it carries `status` and `headers`).
+   * Renders 401/403/503 yourself (set `ctx.body`, or `ctx.status`); if it leaves Koa's default 404
+   * without a body, the default answer is sent. `throw` the error from it to hand it to Koa's error
+   * handling (it carries `status` and `headers`). Not with `passErrors`. Default: none.
    */
   onError?: (error: IamAuthzError, ctx: Context) => void | Promise<void>;
 }
@@ -30,8 +32,6 @@ export type KoaAuthz = GuardFactory<Context, Middleware>;
 export function koaAuthz(authorizer: Authorizer, options: KoaAuthzOptions = {}): KoaAuthz {
   const guards = createGuards<Context>(authorizer, options, 'koaAuthz', ['onError']);
   const { onError } = options;
-  if (onError !== undefined && typeof onError !== 'function') throw new TypeError('koaAuthz: "onError" must be a function');
-  const { passErrors } = guards;
 
   function middleware(guard: Guard<Context>): Middleware {
     return async function iamAuthzGuard(ctx: Context, next: Next): Promise<void> {
@@ -45,16 +45,16 @@ export function koaAuthz(authorizer: Authorizer, options: KoaAuthzOptions = {}):
         // The raw header: an empty one is present (401 even for an optional guard), unlike a missing one.
         state = await guard(ctx.request.headers.authorization, ctx);
       } catch (error) {
-        if (!(error instanceof IamAuthzError) || passErrors) throw error;
-        if (onError) {
-          await onError(error, ctx);
-          return;
+        // Koa answers 404 until someone sets a status or a body: that is "onError sent nothing".
+        const answered = () => ctx.headerSent || ctx.body != null || ctx.status !== 404;
+        const refusal = await guards.refusal(error, onError && (() => onError(error as IamAuthzError, ctx)), answered);
+        if (refusal.action === 'pass') throw refusal.error;
+        if (refusal.action === 'answer') {
+          ctx.status = refusal.answer.status;
+          ctx.set(refusal.answer.headers);
+          ctx.type = 'application/problem+json';
+          ctx.body = JSON.stringify(refusal.answer.body);
         }
-        const answer = guards.errorResponse(error);
-        ctx.status = answer.status;
-        ctx.set(answer.headers);
-        ctx.type = 'application/problem+json';
-        ctx.body = JSON.stringify(answer.body);
         return;
       }
       if (state) ctx.state.iam = state;

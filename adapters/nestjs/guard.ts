@@ -6,7 +6,8 @@
  */
 import { Catch, createParamDecorator, HttpException, Inject, Injectable, Optional, type ArgumentsHost, type CanActivate, type ExceptionFilter, type ExecutionContext, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost, ModulesContainer, Reflector } from '@nestjs/core';
-import { AuthorizerClosedError, IamAuthzError, toErrorResponse, type ErrorResponse, type Guard, type Guards, type IamState } from '../../src/index.js';
+import { AuthorizerClosedError, IamAuthzError } from '../../src/index.js';
+import type { ErrorResponse, Guard, Guards, IamState } from '../../src/adapter/index.js';
 import { IAM_REQUIREMENT, listNames, protectedHandlers } from './discovery.js';
 import type { IamRequestView, IamRequirement } from './requirements.js';
 
@@ -162,7 +163,8 @@ export class IamGuard implements CanActivate, OnModuleInit {
       state = await this.#guardFor(this.#core, requirement)(authorization, view);
     } catch (error) {
       if (!(error instanceof IamAuthzError)) throw error;
-      const answer = this.#core?.guards.errorResponse(error) ?? toErrorResponse(error, { realm: 'iam', exposeDecision: false, retryAfterSec: 5 });
+      // The error knows its answer; the module's guards attach its realm, retryAfterSec and exposeDecision.
+      const answer = this.#core?.guards.errorResponse(error) ?? { status: error.status, headers: error.headers, body: error.problemDetails };
       const type = context.getType<string>();
       if (type === 'ws') throw await wsException(answer);
       if (type === 'graphql') throw await graphqlError(answer);

@@ -5,7 +5,8 @@
  */
 import { Inject, Module, type DynamicModule, type FactoryProvider, type ModuleMetadata, type OnApplicationShutdown, type OnModuleInit, type Provider } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, ModulesContainer } from '@nestjs/core';
-import { createAuthorizer, createGuards, type Authorizer, type AuthorizerOptions, type GuardOptions } from '../../src/index.js';
+import { createAuthorizer, type Authorizer, type AuthorizerOptions } from '../../src/index.js';
+import { createGuards, type GuardOptions } from '../../src/adapter/index.js';
 import { listNames, unguardedFieldResolvers } from './discovery.js';
 import { IAM_AUTHZ_CORE, IamExceptionFilter, IamGuard, type IamAuthzCore } from './guard.js';
 import type { IamRequestView } from './requirements.js';

@@ -3,7 +3,7 @@
  * of the request a resource resolver gets in every context (HTTP, GraphQL, WebSocket).
  */
 import { SetMetadata, UseGuards, type CustomDecorator, type ExecutionContext } from '@nestjs/common';
-import type { ResourceResolver, RouteOptions } from '../../src/index.js';
+import type { ResourceResolver, RouteOptions } from '../../src/adapter/index.js';
 import { IAM_REQUIREMENT } from './discovery.js';
 import { IamGuard } from './guard.js';
 

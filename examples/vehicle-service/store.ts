@@ -1,6 +1,7 @@
 /** The vehicle-service's in-memory data and server plumbing, shared by the Express, Koa and Fastify variants. */
 import type { Server } from 'node:http';
-import { IamAuthzError, toErrorResponse, type ErrorResponse } from 'iam-authz';
+import { IamAuthzError } from 'iam-authz';
+import { toErrorResponse, type ErrorResponse } from 'iam-authz/adapter';
 import type { AddressInfo } from 'node:net';
 
 /** A started variant: where it listens, and how to stop it (and its authorizer). */

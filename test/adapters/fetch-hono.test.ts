@@ -9,7 +9,8 @@ import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAuthorizer, IamAuthzError, type Authorizer, type IamState } from '../../src/index.js';
 import { startDevIam, type DevIam } from '../../src/testing/index.js';
-import { createFetchGuards, toResponse } from '../../adapters/fetch/index.js';
+import { createFetchGuards } from '../../adapters/fetch/index.js';
+import { toResponse } from '../../src/adapter/index.js';
 import { honoAuthz } from '../../adapters/hono/index.js';
 
 const config = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));

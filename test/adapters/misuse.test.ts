@@ -96,7 +96,7 @@ describe('passErrors hands the error to the framework, headers attached', () => 
         seen.push(error as IamAuthzError);
         const e = error as IamAuthzError;
         ctx.status = e.status;
-        ctx.set(e.headers ?? {});
+        ctx.set(e.headers);
         ctx.body = { custom: e.code };
       }
     });
@@ -123,7 +123,7 @@ describe('passErrors hands the error to the framework, headers attached', () => 
     for (const custom of [true, false]) {
       const app = Fastify();
       if (custom) {
-        app.setErrorHandler(async (error: IamAuthzError, _request, reply) => reply.code(error.statusCode).headers(error.headers ?? {}).send({ custom: error.code }));
+        app.setErrorHandler(async (error: IamAuthzError, _request, reply) => reply.code(error.statusCode).headers(error.headers).send({ custom: error.code }));
       }
       const { requirePermission } = fastifyAuthz(authorizer, { passErrors: true });
       app.get('/', { preHandler: requirePermission('vehicle-service', 'WRITE', 'VIN', () => 'WVW1') }, async () => 'ok');

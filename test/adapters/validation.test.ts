@@ -5,7 +5,8 @@
  */
 import Fastify from 'fastify';
 import { afterAll, describe, expect, test } from 'vitest';
-import { createGuards, type Authorizer } from '../../src/index.js';
+import type { Authorizer } from '../../src/index.js';
+import { createGuards } from '../../src/adapter/index.js';
 import { expressAuthz } from '../../adapters/express/index.js';
 import { koaAuthz } from '../../adapters/koa/index.js';
 import { fastifyAuthz, iamAuthz } from '../../adapters/fastify/index.js';

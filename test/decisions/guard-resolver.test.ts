@@ -4,7 +4,8 @@
  * on untouched, and the one-resource, one-permission route gives the same state as the general path.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createGuards, type Authorizer } from '../../src/index.js';
+import type { Authorizer } from '../../src/index.js';
+import { createGuards } from '../../src/adapter/index.js';
 import { Authorizers, Clock, mint, startJwksServer, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
 
 type Req = { vin: unknown };

@@ -5,7 +5,8 @@
  * of another.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createAuthorizer, createGuards } from '../../src/index.js';
+import { createAuthorizer } from '../../src/index.js';
+import { createGuards } from '../../src/adapter/index.js';
 import { Authorizers, Clock, driverCanWrite, examplePolicy, expectAuthzError, mint, startJwksServer, startPolicyServer, VEHICLE, type Loopback, type PolicyServer } from '../helpers/index.js';
 
 let jwks: Loopback;

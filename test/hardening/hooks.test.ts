@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { Meter, Tracer } from '@opentelemetry/api';
-import { createGuards } from '../../src/index.js';
+import { createGuards } from '../../src/adapter/index.js';
 import { instrumentIamAuthz } from '../../adapters/otel/index.js';
 import { Authorizers, Clock, mint, startJwksServer, startPolicyServer, VEHICLE, type Loopback, type PolicyServer } from '../helpers/index.js';
 

@@ -6,7 +6,8 @@
  */
 import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { channels, createGuards, type Authorizer } from '../../src/index.js';
+import { channels, type Authorizer } from '../../src/index.js';
+import { createGuards } from '../../src/adapter/index.js';
 import { Authorizers, Clock, examplePolicy, json, KEY2, mint, NOW_SEC, reachableText, servePolicy, startJwksServer, startLoopback, type Loopback } from '../helpers/index.js';
 
 const MARKER = 'UPSTREAM-BODY-MARKER-7f3c';

@@ -5,7 +5,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createAuthorizer, JwksUnavailableError, toErrorResponse, type IamAuthzError } from '../../src/index.js';
+import { createAuthorizer, JwksUnavailableError, type IamAuthzError } from '../../src/index.js';
+import { toErrorResponse } from '../../src/adapter/index.js';
 import { json, startLoopback, type Loopback } from '../helpers/index.js';
 import { identityFor, READ, usePolicyApi } from '../policy/harness.js';
 import { expectAuthzError, recordJwksEvents } from './harness.js';

@@ -8,7 +8,8 @@
 import type { IncomingMessage } from 'node:http';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { describe, expect, test } from 'vitest';
-import { channels, PolicyUnavailableError, toErrorResponse, type PolicyOptions } from '../../src/index.js';
+import { channels, PolicyUnavailableError, type PolicyOptions } from '../../src/index.js';
+import { toErrorResponse } from '../../src/adapter/index.js';
 import { REFUSAL_MEMORY_MS } from '../../src/policy/policy-client.js';
 import { json } from '../helpers/loopback.js';
 import { expectAuthzError, identityFor, READ, usePolicyApi, WRITE } from './harness.js';

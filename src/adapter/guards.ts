@@ -6,12 +6,11 @@
  */
 import type { AuthorizeQuery, Authorizer } from '../authorizer.js';
 import type { Decision } from '../types.js';
-import { IamAuthzError, PermissionDeniedError } from '../errors.js';
+import { answerOf, checkRealm, IamAuthzError, PermissionDeniedError, withAnswerOptions, type ErrorResponse, type ErrorResponseOptions } from '../errors.js';
 import { isArray } from '../lib/is-array.js';
 import { refuseNulls } from '../lib/option-checks.js';
 import type { IamClaims } from '../types.js';
 import { answerWrongFramework, type AdapterFramework } from './wrong-framework.js';
-import { checkRealm, toErrorResponse, type ErrorResponse, type ErrorResponseOptions } from './error-response.js';
 
 /** What a guard attaches to the request (`req.iam`, `ctx.state.iam`, `request.iam`). */
 export interface IamState {
@@ -58,9 +57,11 @@ export interface GuardOptions {
   /** `Retry-After` (s) sent with 503 answers. Default `5`. */
   retryAfterSec?: number;
   /**
-   * Hand the `IamAuthzError` (with `status`, `statusCode` and `headers` set) to the framework's own
-   * error handling instead of answering: Express `next(err)`, Koa `throw` (to upstream middleware
-   * or `app.on('error')`), Fastify the error handler (`setErrorHandler`). Default `false`.
+   * Hand the `IamAuthzError` (it carries its answer: `status`, `headers`, `problemDetails`,
+   * `getResponse()`) to the framework's own error handling instead of answering: Express
+   * `next(err)`, Koa `throw` (to upstream middleware or `app.on('error')`), Fastify the error
+   * handler (`setErrorHandler`), Hono `app.onError` (its default handler renders `getResponse()`),
+   * Fetch a rejected guard. Not with `onError` (a `TypeError` names both). Default `false`.
    */
   passErrors?: boolean;
   /** Mode of every permission guard of this adapter, unless a route sets its own. Default: the authorizer's `mode` (`'enforce'`). */
@@ -90,10 +91,17 @@ export interface Guards<Req> {
   requireAnyPermission(service: string, permissions: readonly string[], type: string, resolve: ResourceResolver<Req>, options?: RouteOptions): Guard<Req>;
   /** The same on node ids. */
   requireAnyPermission(service: string, permissions: readonly string[], node: { node: ResourceResolver<Req> }, options?: RouteOptions): Guard<Req>;
-  /** The HTTP answer for a guard's `IamAuthzError` (its `headers` are already set by the guard). */
+  /** The HTTP answer for an `IamAuthzError` under this adapter's options (for errors caught elsewhere, e.g. from `authorizer.authorize`). */
   errorResponse(error: IamAuthzError): ErrorResponse;
   /** The `passErrors` option, resolved. */
   readonly passErrors: boolean;
+  /**
+   * What becomes of a guard's rejection, the same in every adapter: another error (a resolver's
+   * bug) or `passErrors` → `pass` it to the framework's error handling; else `onError` runs
+   * (awaited; what it throws propagates) and, unless `answered(what it returned)`, → `answer`
+   * with the error's own answer. Never lets the request through.
+   */
+  refusal(error: unknown, onError: (() => unknown) | undefined, answered: (returned: unknown) => boolean): Promise<Refusal>;
   /**
    * For an adapter's handler called with another framework's arguments (`own`: the adapter's
    * framework; `args`: what its handler got): answers 500 `application/problem+json` in the calling
@@ -116,6 +124,11 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     if (!GUARD_OPTIONS.includes(key) && !adapterOptions.includes(key)) throw new TypeError(`${adapter}: unknown option "${key}"`);
   }
   refuseNulls(adapter, options);
+  const { onError } = options as { onError?: unknown };
+  if (onError !== undefined && typeof onError !== 'function') throw new TypeError(`${adapter}: "onError" must be a function`);
+  if (onError !== undefined && options.passErrors === true) {
+    throw new TypeError(`${adapter}: "onError" and "passErrors" exclude each other: answer refusals in onError, or pass them to the framework's error handler`);
+  }
   if (options.passErrors !== undefined && typeof options.passErrors !== 'boolean') throw new TypeError(`${adapter}: "passErrors" must be a boolean`);
   if (options.exposeDecision !== undefined && typeof options.exposeDecision !== 'boolean') throw new TypeError(`${adapter}: "exposeDecision" must be a boolean`);
   const adapterMode = checkMode(adapter, options.mode);
@@ -128,14 +141,21 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     throw new TypeError(`${adapter}: "retryAfterSec" must be a non-negative integer`);
   }
 
-  /** Where a guard rejects: the error leaves with the headers of its answer, for any renderer. */
+  /** Where a guard rejects: the error leaves knowing its answer under this adapter's options, for any renderer. */
   function rejected(error: unknown): never {
-    if (error instanceof IamAuthzError) {
-      const { headers } = toErrorResponse(error, responseOptions);
-      error.headers = headers;
-    }
+    if (error instanceof IamAuthzError) withAnswerOptions(error, responseOptions);
     throw error;
   }
+
+  async function refusal(error: unknown, runOnError: (() => unknown) | undefined, answered: (returned: unknown) => boolean): Promise<Refusal> {
+    if (!(error instanceof IamAuthzError) || passErrors) return { action: 'pass', error };
+    if (runOnError !== undefined) {
+      const returned = await runOnError();
+      if (answered(returned)) return { action: 'done', returned };
+    }
+    return { action: 'answer', answer: answerOf(withAnswerOptions(error, responseOptions)) };
+  }
+  const passErrors = options.passErrors === true;
 
   function authenticate(guardOptions: AuthenticateOptions = {}): Guard<Req> {
     checkOptionsObject('authenticate', 'options', guardOptions);
@@ -239,11 +259,18 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     authenticate,
     requirePermission: requirePermission,
     requireAnyPermission: requireAnyPermission,
-    errorResponse: (error) => toErrorResponse(error, responseOptions),
-    passErrors: options.passErrors === true,
+    errorResponse: (error) => answerOf(withAnswerOptions(error, responseOptions)),
+    passErrors,
+    refusal,
     answerWrongFramework,
   };
 }
+
+/** What {@link Guards.refusal} decided: pass `error` on, send `answer`, or nothing more (`onError` answered; `returned` is what it returned). */
+export type Refusal =
+  | { readonly action: 'pass'; readonly error: unknown }
+  | { readonly action: 'answer'; readonly answer: ErrorResponse }
+  | { readonly action: 'done'; readonly returned: unknown };
 
 /** What an adapter returns: the guard makers, each guard wrapped into the framework's handler type `H`. */
 export interface GuardFactory<Req, H> {

@@ -1,0 +1,24 @@
+/**
+ * `iam-authz/adapter`: the kit every framework adapter is written over, and what you need to write
+ * one for another framework. An adapter reads the bearer header (the raw `Authorization` value,
+ * `undefined` when absent), runs a guard from {@link createGuards}, attaches the state it resolves
+ * with, and hands a rejection to `guards.refusal()`, which says whether to pass the error on or
+ * send its answer (the error already knows it: `status`, `headers`, `problemDetails`,
+ * `getResponse()`). `adapters/express/index.ts` is a 60-line example.
+ */
+export {
+  createGuards,
+  wrapGuards,
+  type AuthenticateOptions,
+  type Guard,
+  type GuardFactory,
+  type GuardMode,
+  type GuardOptions,
+  type Guards,
+  type IamState,
+  type Refusal,
+  type ResourceResolver,
+  type RouteOptions,
+} from './guards.js';
+export type { AdapterFramework } from './wrong-framework.js';
+export { toErrorResponse, toResponse, type ErrorResponse, type ErrorResponseOptions, type ProblemDetails } from '../errors.js';
