@@ -11,7 +11,7 @@
 import { createAuthorizer } from '../../dist/src/index.js';
 import { createFetchGuards } from '../../dist/adapters/fetch/index.js';
 import { honoAuthz } from '../../dist/adapters/hono/index.js';
-import { startDevIam } from '../../dist/src/testing/index.js';
+import { startDevIam } from '../../packages/iam-authz-dev/dist/src/index.js';
 import { Hono } from 'hono';
 
 const runtime = globalThis.Bun ? `bun ${globalThis.Bun.version}` : globalThis.Deno ? `deno ${globalThis.Deno.version.deno}` : `node ${process.version}`;
