@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   // snippet-prelude.d.ts is outside tsconfig.json on purpose (its globals are for doc snippets only).
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'api-docs/**', 'test/docs/snippet-prelude.d.ts'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', 'api-docs/**', 'test/docs/snippet-prelude.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {
@@ -31,7 +31,14 @@ export default defineConfig(
     rules: { 'no-undef': 'off' },
   },
   {
-    files: ['test/**', 'bench/**', 'examples/**'],
+    // The development kit is a package of its own: it reaches the library by its public names only.
+    files: ['packages/*/src/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^(\\.\\./)+(src|adapters)/', message: 'the development kit imports the library by its public names (iam-authz, iam-authz/fetch, …)' }] }],
+    },
+  },
+  {
+    files: ['test/**', 'bench/**', 'examples/**', 'packages/*/test/**'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',
       '@typescript-eslint/no-floating-promises': 'off',

@@ -28,7 +28,8 @@ const config = {
   name: packageName,
   entryPoints,
   plugin: ['./typedoc.config.js'],
-  tsconfig: './tsconfig.build.json',
+  // The repository's tsconfig: it holds both packages' sources (the build configs hold one each).
+  tsconfig: './tsconfig.json',
   out: './api-docs',
   readme: 'none',
   excludePrivate: true,

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { subpaths } from './subpaths.js';
 
-// The examples import the package by name, as a user would; map those names to the sources
+// The examples and the development kit import the packages by name, as a user would; map those names to the sources
 // (tsconfig.json "paths" does the same for tsc and tsx). Both come from package.json "exports".
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
@@ -14,7 +14,7 @@ export default defineConfig({
     })),
   },
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     testTimeout: 15_000,
     hookTimeout: 15_000,
     // Tests start real loopback servers; keep the 2-core machines from oversubscribing.

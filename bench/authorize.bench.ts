@@ -19,7 +19,7 @@ import { compilePolicy } from '../src/engine/compile-policy.js';
 import { createGuards } from '../src/adapter/guards.js';
 import { collectRoles, decideForRoles } from '../src/engine/decide.js';
 import type { RolePolicy } from '../src/types.js';
-import { signJwt } from '../src/testing/sign-jwt.js';
+import { signJwt } from '../packages/iam-authz-dev/src/sign-jwt.js';
 import { BASE_URL, ISSUER, createFixture } from './lib/fixture.js';
 import { environmentLine, formatHeader, formatResult, measureInterleaved, type MeasureResult } from './lib/measure.js';
 

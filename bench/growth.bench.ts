@@ -18,8 +18,8 @@ import { performance } from 'node:perf_hooks';
 import { createAuthorizer, type Authorizer } from '../src/authorizer.js';
 import { compilePolicy } from '../src/engine/compile-policy.js';
 import type { RolePolicy } from '../src/types.js';
-import { startDevIam } from '../src/testing/index.js';
-import { signJwt } from '../src/testing/sign-jwt.js';
+import { startDevIam } from 'iam-authz-dev';
+import { signJwt } from '../packages/iam-authz-dev/src/sign-jwt.js';
 import { BASE_URL, ISSUER, createFixture } from './lib/fixture.js';
 import { environmentLine, formatHeader, formatResult, measureInterleaved } from './lib/measure.js';
 

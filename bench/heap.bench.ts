@@ -12,7 +12,7 @@
  */
 import { parseArgs } from 'node:util';
 import { createAuthorizer } from '../src/authorizer.js';
-import { signJwt } from '../src/testing/sign-jwt.js';
+import { signJwt } from '../packages/iam-authz-dev/src/sign-jwt.js';
 import { BASE_URL, ISSUER, createFixture } from './lib/fixture.js';
 import { environmentLine } from './lib/measure.js';
 

@@ -18,7 +18,7 @@ import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { createAuthorizer } from '../src/index.js';
 import { loadUndici } from '../src/lib/undici.js';
 import { DEFAULT_POLICY } from '../src/policy/options.js';
-import { signJwt } from '../src/testing/sign-jwt.js';
+import { signJwt } from '../packages/iam-authz-dev/src/sign-jwt.js';
 import { LARGE_ROLE, LARGE_SERVICE, manyRolesPolicyText, oneRolePolicyText } from '../test/policy/large-policy.js';
 import { BASE_URL, createFixture, ISSUER } from './lib/fixture.js';
 

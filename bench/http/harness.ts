@@ -7,7 +7,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { startDevIam, type DevIam } from '../../src/testing/index.js';
+import { startDevIam, type DevIam } from 'iam-authz-dev';
 import type { ServerKind } from './kinds.js';
 
 export const TENANT = 'tenant-1';

@@ -3,7 +3,7 @@
  * follow `test/helpers/tokens.ts` (`claims()`), with a real clock so the token is valid now.
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { generateSigningKey, signJwt, type SigningKey } from '../../src/testing/sign-jwt.js';
+import { generateSigningKey, signJwt, type SigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
 
 export const BASE_URL = 'https://iam.example.com';
 export const ISSUER = `${BASE_URL}/authentication/v1`;

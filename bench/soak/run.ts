@@ -22,7 +22,7 @@ import { Pool } from 'undici';
 import { channels, createAuthorizer, type Authorizer } from '../../src/index.js';
 import { expressAuthz } from '../../adapters/express/index.js';
 import { koaAuthz } from '../../adapters/koa/index.js';
-import { startDevIam } from '../../src/testing/index.js';
+import { startDevIam } from 'iam-authz-dev';
 import { startFaultProxy, UPSTREAM_MARKER, type JwksMode, type PolicyMode } from './fault-proxy.js';
 import { KINDS, pick, prng, REFUSED, SERVICE, soakConfig, TokenBook, type PlannedRequest } from './traffic.js';
 

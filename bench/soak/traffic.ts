@@ -4,8 +4,8 @@
  * choice, so a seed replays the same sequence of requests (timing still varies from run to run).
  */
 import { randomUUID } from 'node:crypto';
-import type { DevIam, DevIamConfig } from '../../src/testing/index.js';
-import { generateSigningKey, signJwt, type SigningKey } from '../../src/testing/sign-jwt.js';
+import type { DevIam, DevIamConfig } from 'iam-authz-dev';
+import { generateSigningKey, signJwt, type SigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
 
 export const SERVICE = 'vehicle-service';
 export const TENANT = 'tenant-1';

@@ -3,7 +3,7 @@
  * then a table of actor × request × status, each checked against what the spec says it must be.
  */
 import { IamTokenClient } from 'iam-authz/client';
-import type { DevIam } from 'iam-authz/testing';
+import type { DevIam } from 'iam-authz-dev';
 
 export interface DemoRow {
   actor: string;

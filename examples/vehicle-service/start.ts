@@ -9,7 +9,7 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createAuthorizer } from 'iam-authz';
-import { startDevIam } from 'iam-authz/testing';
+import { startDevIam } from 'iam-authz-dev';
 import { demoTokens, formatRows, runDemo } from './demo.js';
 import { startExpress } from './express.js';
 import { startFastify } from './fastify.js';

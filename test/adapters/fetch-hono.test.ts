@@ -8,7 +8,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAuthorizer, IamAuthzError, type Authorizer, type IamState } from '../../src/index.js';
-import { startDevIam, type DevIam } from '../../src/testing/index.js';
+import { startDevIam, type DevIam } from 'iam-authz-dev';
 import { createFetchGuards } from '../../adapters/fetch/index.js';
 import { toResponse } from '../../src/adapter/index.js';
 import { honoAuthz } from '../../adapters/hono/index.js';

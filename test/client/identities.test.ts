@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { IamTokenClient } from '../../src/client/index.js';
-import { startDevIam, type DevIam } from '../../src/testing/index.js';
+import { startDevIam, type DevIam } from 'iam-authz-dev';
 import { decodePayload } from './harness.js';
 
 let iam: DevIam;

@@ -7,7 +7,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { channels, createAuthorizer, PolicyUnavailableError, type Authorizer, type Identity } from '../../src/index.js';
-import { startDevIam, type DevIam, type DevIamConfig } from '../../src/testing/index.js';
+import { startDevIam, type DevIam, type DevIamConfig } from 'iam-authz-dev';
 
 const CONFIG: DevIamConfig = {
   idps: [{ key: 'dev', builtin: true }],

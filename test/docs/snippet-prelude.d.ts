@@ -8,7 +8,7 @@
 import type { Express, Request, Response } from 'express';
 import type { Context } from 'koa';
 import type { Authorizer, Identity } from 'iam-authz';
-import type { DevIamConfig } from 'iam-authz/testing';
+import type { DevIamConfig } from 'iam-authz-dev';
 
 declare global {
   /** The incoming request of a route handler (Express shape, with the route's `:vin` parameter). */

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAuthorizer } from 'iam-authz';
-import { startDevIam, type DevIam, type DevIamConfig } from 'iam-authz/testing';
+import { startDevIam, type DevIam, type DevIamConfig } from 'iam-authz-dev';
 import { demoTokens, runDemo, type DemoTokens } from '../../examples/vehicle-service/demo.js';
 import { startExpress } from '../../examples/vehicle-service/express.js';
 import { startFastify } from '../../examples/vehicle-service/fastify.js';

@@ -3,7 +3,7 @@
  * with them, and a loopback JWKS. Files that must not spend the key generation import clock.ts,
  * tokens.ts and policy-server.ts directly instead of this module or index.ts.
  */
-import { generateSigningKey, type SigningKey } from '../../src/testing/sign-jwt.js';
+import { generateSigningKey, type SigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
 import { json, startLoopback, type Loopback } from './loopback.js';
 import { claims, signClaims } from './tokens.js';
 

@@ -3,7 +3,7 @@
  * engine and token-client tests; fixtures.ts generates two per file). Test-only: it signs tokens
  * for loopback tests and is trusted by nothing else.
  */
-import { signingKeyFromJwk, type SigningKey } from '../../src/testing/sign-jwt.js';
+import { signingKeyFromJwk, type SigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
 
 export const STATIC_KEY: SigningKey = signingKeyFromJwk({
   kty: 'RSA',

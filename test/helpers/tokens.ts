@@ -3,7 +3,7 @@
  * Key-free: the key is the caller's (`KEY` of fixtures.ts, or {@link STATIC_KEY} where a file must
  * not generate one).
  */
-import { signJwt, type SigningKey } from '../../src/testing/sign-jwt.js';
+import { signJwt, type SigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
 import { NOW_SEC } from './clock.js';
 
 export { STATIC_KEY } from './static-key.js';

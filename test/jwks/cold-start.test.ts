@@ -5,7 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import { Agent, interceptors } from 'undici';
 import { afterEach, beforeEach, describe, expect, onTestFinished, test } from 'vitest';
-import { generateSigningKey } from '../../src/testing/sign-jwt.js';
+import { generateSigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
 import { json, KEY, KEY2, mint, startLoopback, type Loopback } from '../helpers/index.js';
 import { bearer, expectAuthzError, JWKS_PATH, upstreamReason, useJwksServer } from './harness.js';
 

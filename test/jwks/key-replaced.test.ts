@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
-import { generateSigningKey } from '../../src/testing/index.js';
+import { generateSigningKey } from 'iam-authz-dev';
 import { Clock, KEY, mint, startJwksServer } from '../helpers/index.js';
 
 const REPLACEMENT = generateSigningKey({ kid: KEY.kid });

@@ -1,6 +1,6 @@
 /** Key rotation against a real loopback JWKS: keys added and removed without a restart. */
 import { describe, expect, test } from 'vitest';
-import { generateSigningKey } from '../../src/testing/sign-jwt.js';
+import { generateSigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
 import { KEY, KEY2, mint } from '../helpers/index.js';
 import { bearer, expectAuthzError, JWKS_PATH, useJwksServer } from './harness.js';
 

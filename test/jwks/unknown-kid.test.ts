@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { type Authorizer } from '../../src/index.js';
-import { b64url } from '../../src/testing/sign-jwt.js';
+import { b64url } from '../../packages/iam-authz-dev/src/sign-jwt.js';
 import { json, KEY, mint } from '../helpers/index.js';
 import { bearer, expectAuthzError, useJwksServer } from './harness.js';
 

@@ -11,7 +11,7 @@ import { Test } from '@nestjs/testing';
 import { io, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { IamState } from '../../src/index.js';
-import { startDevIam, type DevIam } from '../../src/testing/index.js';
+import { startDevIam, type DevIam } from 'iam-authz-dev';
 import { Authenticated, Iam, IamAuthzModule, IamGuard, Public, RequirePermission } from '../../adapters/nestjs/index.js';
 
 const config = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));

@@ -10,7 +10,7 @@ import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Args, Field, GraphQLModule, ObjectType, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startDevIam, type DevIam } from '../../src/testing/index.js';
+import { startDevIam, type DevIam } from 'iam-authz-dev';
 import { IamAuthzModule, Public, RequirePermission, type IamRequestView } from '../../adapters/nestjs/index.js';
 
 const config = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));

@@ -12,7 +12,7 @@ import { Args, Field, GraphQLModule, ObjectType, Query, Resolver } from '@nestjs
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { IamState } from '../../src/index.js';
-import { startDevIam, type DevIam } from '../../src/testing/index.js';
+import { startDevIam, type DevIam } from 'iam-authz-dev';
 import { Iam, IamAuthzModule, Public, RequirePermission } from '../../adapters/nestjs/index.js';
 
 const config = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));

@@ -11,7 +11,7 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import type { Authorizer, IamState } from '../../src/index.js';
-import { startDevIam, type DevIam } from '../../src/testing/index.js';
+import { startDevIam, type DevIam } from 'iam-authz-dev';
 import { Authenticated, Iam, IAM_AUTHORIZER, IamAuthzModule, IamGuard, Public, RequireAnyPermission, RequirePermission, type IamAuthzModuleOptions } from '../../adapters/nestjs/index.js';
 
 const config = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));

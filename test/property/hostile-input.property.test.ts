@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAuthorizer, IamAuthzError, type Authorizer } from '../../src/index.js';
-import { startDevIam, type DevIam } from '../../src/testing/index.js';
+import { startDevIam, type DevIam } from 'iam-authz-dev';
 import { FRAMEWORKS, startApp, type RunningApp } from '../adapters/apps.js';
 
 const CONFIG = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));

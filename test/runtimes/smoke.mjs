@@ -10,7 +10,7 @@
 import { createAuthorizer } from '../../dist/src/index.js';
 import { createFetchGuards } from '../../dist/adapters/fetch/index.js';
 import { honoAuthz } from '../../dist/adapters/hono/index.js';
-import { startDevIam } from '../../dist/src/testing/index.js';
+import { startDevIam } from '../../packages/iam-authz-dev/dist/src/index.js';
 import { Hono } from 'hono';
 
 /** @type {any} */

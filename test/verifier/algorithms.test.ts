@@ -4,7 +4,7 @@
  * it, so a refused token is refused by the rule under test and not by the key's own `alg`.
  */
 import { afterAll, describe, test } from 'vitest';
-import { generateSigningKey } from '../../src/testing/sign-jwt.js';
+import { generateSigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
 import { KEY, KEY2 } from '../helpers/index.js';
 import { Authorizers, baseClaims, expectAccepted, expectRefused, hmacSign, iamHeader, rsaSign, signingInput, token } from './support.js';
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Authorizer } from '../../src/index.js';
-import { generateSigningKey, signJwt, type SigningKey } from '../../src/testing/sign-jwt.js';
+import { generateSigningKey, signJwt, type SigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
 import { claims, Clock, json, KEY, KEY2, mint, NOW_MS, startJwksServer, startLoopback, type Loopback } from '../helpers/index.js';
 import {
   Authorizers, baseClaims, expectAccepted, iamHeader, expectRefused, hmacSign, rsaSign, segment, signingInput, signObjects, signRaw, withSegment,

@@ -8,7 +8,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { channels, createAuthorizer, TokenInvalidError, type Authorizer, type AuthorizerOptions } from '../../src/index.js';
-import { startDevIam, type DevIam } from '../../src/testing/index.js';
+import { startDevIam, type DevIam } from 'iam-authz-dev';
 import { startApp } from '../adapters/apps.js';
 
 let iam: DevIam;

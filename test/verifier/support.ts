@@ -6,7 +6,7 @@
 import { constants, createHmac, sign, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { IamAuthzError, type Authorizer, type AuthorizerOptions, type IamAuthzErrorCode } from '../../src/index.js';
-import { b64url, type SigningKey } from '../../src/testing/sign-jwt.js';
+import { b64url, type SigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
 import { Authorizers as TrackedAuthorizers, claims, defined, KEY, NOW_MS, startJwksServer } from '../helpers/index.js';
 
 /** Base URL used with a static JWKS (no network). */

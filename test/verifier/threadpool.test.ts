@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { createAuthorizer } from '../../src/index.js';
-import { generateSigningKey } from '../../src/testing/index.js';
+import { generateSigningKey } from 'iam-authz-dev';
 import { Clock, KEY, mint, NOW_MS, startJwksServer } from '../helpers/index.js';
 
 describe("verify: 'threadpool'", () => {

@@ -1,0 +1,67 @@
+/** `iam-authz dev-server`: the development IAM from a config file, reloaded when the file changes. */
+import { watch } from 'node:fs';
+import { startDevIam } from '../dev-iam.js';
+import { parse, required, UsageError } from './usage.js';
+
+export const DEV_SERVER_HELP = `usage: iam-authz dev-server --config FILE [--port N] [--host H] [--key-file FILE] [--console]
+
+Runs the development IAM on localhost: POST /authentication/v1/tokens, the JWKS at
+/authentication/v1/.well-known/jwks.json, GET /policy/v1/roles, the web console at /console and,
+with a "builtin" IdP entry, POST /dev-idp/token. The config file is reloaded when it changes; a bad
+file is reported with the path of the bad field and the previous config stays in force. Every
+endpoint answers only to the Host names of the listening address (localhost, 127.0.0.1, [::1], the
+address itself; off loopback also IP addresses), against DNS rebinding. Not for production.
+
+options:
+  --config FILE    JSON config: { "idps": [...], "applications": [...], "actors": [...] }
+  --port N         TCP port (default 4000; 0 picks a free one)
+  --host H         interface (default 127.0.0.1). On an address that is not loopback (0.0.0.0) the
+                   console is OFF unless --console is given: it can change the config, including
+                   JWKS URLs the IAM then fetches; the token, JWKS and policy endpoints still serve
+  --key-file FILE  keep the signing keys in FILE (created with mode 0600) so tokens survive a
+                   restart; refused if it is a symlink, another user's, or group/world-writable
+  --console        serve the console even on a non-loopback --host`;
+
+export async function devServerCommand(args: string[]): Promise<number> {
+  const { values } = parse(args, {
+    config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'key-file': { type: 'string' }, console: { type: 'boolean' },
+  });
+  const file = required(values.config, 'config');
+  const port = Number(values.port ?? '4000');
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError('--port must be a TCP port number');
+  const keyFile = values['key-file'];
+  if (keyFile === '') throw new UsageError('--key-file needs a file name');
+  // A boolean flag: present or not (the shared parser types every value as a string).
+  const withConsole = (values.console as unknown) === true;
+  const iam = await startDevIam({
+    config: file, port, ...(values.host ? { host: values.host } : {}), ...(keyFile === undefined ? {} : { keyFile }), ...(withConsole ? { console: true } : {}),
+  });
+  console.log(`development IAM on ${iam.baseUrl}`);
+  console.log(`  issuer       ${iam.issuer}`);
+  console.log(`  token        POST ${iam.issuer}/tokens`);
+  console.log(`  jwks         ${iam.issuer}/.well-known/jwks.json`);
+  console.log(`  policy       ${iam.baseUrl}/policy/v1/roles`);
+  console.log(`  console      ${iam.consoleUrl ?? 'off (not on loopback; --console turns it on)'}`);
+  console.log(`watching ${file}; Ctrl-C to stop`);
+
+  let timer: NodeJS.Timeout | undefined;
+  const watcher = watch(file, () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      try {
+        iam.setConfig(file);
+        console.log(`${new Date().toISOString()} config reloaded`);
+      } catch (error) {
+        console.error(`config not reloaded: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }, 100);
+  });
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  watcher.close();
+  clearTimeout(timer);
+  await iam.close();
+  return 0;
+}
