@@ -9,7 +9,6 @@ import { resolveJwksOptions, type JwksOptions } from './jwks/options.js';
 import { optionChecks } from './lib/option-checks.js';
 import { isArray } from './lib/is-array.js';
 import { lazyProxyAgent } from './lib/undici.js';
-import { warnOnce } from './lib/warn-once.js';
 import { resolvePolicyOptions, type PolicyOptions } from './policy/options.js';
 import { resolveTokenCacheOptions, type TokenCacheOptions } from './token/cache-options.js';
 import { isSupportedAlgorithm } from './token/signature.js';
@@ -27,7 +26,7 @@ export interface JwkSet {
 
 /** Options of {@link createAuthorizer}; validated once, with a `TypeError` naming the option. */
 export interface AuthorizerOptions {
-  /** The IAM's base URL, e.g. `https://iam.example.com`. Needed unless both `issuer` and `jwksUri`/`jwks` are given. */
+  /** The IAM's base URL, e.g. `https://iam.example.com`. Needed unless both `issuer` and `jwksUri`/`localJwks` are given. */
   baseUrl?: string;
   /**
    * Expected `iss`, compared exactly; a list accepts several (IAM migrations, regional deployments).
@@ -40,8 +39,8 @@ export interface AuthorizerOptions {
    * key is looked up only in its own issuer's set. Default `${issuer}/.well-known/jwks.json`.
    */
   jwksUri?: string | Readonly<Record<string, string>>;
-  /** Tuning of the remote JWKS cache; see {@link JwksOptions}. (A JWK Set here is the deprecated spelling of `localJwks`.) */
-  jwks?: JwksOptions | JwkSet;
+  /** Tuning of the remote JWKS cache; see {@link JwksOptions}. A local JWK Set is given as `localJwks`. */
+  jwks?: JwksOptions;
   /** A local JWK Set `{ keys: [...] }`: the keys are these, no network is used for them. Excludes `jwksUri`. Default: none (remote keys). */
   localJwks?: JwkSet;
   /**
@@ -151,21 +150,9 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
     throw new TypeError('createAuthorizer: "issuer" must be a non-empty string or a non-empty array of them');
   }
 
-  let staticJwks: { keys: unknown[] } | undefined;
-  let jwksTuning = options.jwks as JwksOptions | undefined;
-  if (options.jwks !== undefined && (typeof options.jwks !== 'object' || (options.jwks as unknown) === null)) {
-    throw new TypeError('createAuthorizer: "jwks" must be an object');
-  }
-  if (options.jwks !== undefined && 'keys' in options.jwks) {
-    // `jwks` used to mean two things, told apart by `keys`: the key set now has its own option.
-    warnOnce('IAM_AUTHZ_DEP_JWKS_KEYS', 'createAuthorizer: a JWK Set in "jwks" is deprecated; pass it as "localJwks" ("jwks" is the remote cache\'s tuning)', 'DeprecationWarning');
-    if (options.localJwks !== undefined) throw new TypeError('createAuthorizer: give the JWK Set as "localJwks" only, not also in "jwks"');
-    staticJwks = checkedJwkSet('jwks', options.jwks);
-    jwksTuning = undefined;
-  }
-  if (options.localJwks !== undefined) staticJwks = checkedJwkSet('localJwks', options.localJwks);
+  const staticJwks = options.localJwks === undefined ? undefined : checkedJwkSet('localJwks', options.localJwks);
   if (staticJwks && options.jwksUri !== undefined) throw new TypeError('createAuthorizer: give either a local JWK Set or "jwksUri", not both');
-  const jwks = resolveJwksOptions(jwksTuning, checks);
+  const jwks = resolveJwksOptions(options.jwks, checks);
   const jwksUris = staticJwks ? undefined : resolveJwksUris(issuers as string[], options.jwksUri);
 
   const algorithms = stringList('algorithms', options.algorithms, ['RS256']);
