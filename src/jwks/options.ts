@@ -35,7 +35,9 @@ export const DEFAULT_JWKS: Readonly<Required<JwksOptions>> = {
 export function resolveJwksOptions(jwks: JwksOptions | undefined, checks: OptionChecks): Required<JwksOptions> {
   if (jwks === undefined) return { ...DEFAULT_JWKS };
   const { positiveInt, nonNegativeInt, onlyKnown, fail } = checks;
-  if (typeof jwks !== 'object' || (jwks as unknown) === null) fail('"jwks" must be an object');
+  if (typeof jwks !== 'object' || (jwks as unknown) === null || Array.isArray(jwks)) fail('"jwks" must be an object');
+  // A JWK Set is not tuning: it has its own option, and a hint beats a bare "unknown option".
+  if (Object.hasOwn(jwks, 'keys')) fail('unknown option "jwks.keys": give a local JWK Set as "localJwks" ("jwks" tunes the remote key cache)');
   onlyKnown('jwks', jwks, Object.keys(DEFAULT_JWKS));
   const resolved = {
     cacheMaxAgeMs: positiveInt('jwks.cacheMaxAgeMs', jwks.cacheMaxAgeMs, DEFAULT_JWKS.cacheMaxAgeMs),

@@ -39,7 +39,7 @@ export const TEST_JWKS = { keys: [STATIC_KEY.jwk] };
 export class Authorizers extends TrackedAuthorizers {
   /** An authorizer with a static JWKS for {@link BASE} and `policyUrl` on the loopback server. */
   forServer(server: PolicyServer, clock: Clock, policy: PolicyOptions, extra: Partial<AuthorizerOptions> = {}): Authorizer {
-    return this.create({ baseUrl: BASE, jwks: TEST_JWKS, policyUrl: `${server.url}/policy/v1/roles`, now: clock.now, policy, ...extra });
+    return this.create({ baseUrl: BASE, localJwks: TEST_JWKS, policyUrl: `${server.url}/policy/v1/roles`, now: clock.now, policy, ...extra });
   }
 }
 

@@ -62,7 +62,7 @@ describe('the policy request', () => {
   });
 
   test('the default policyUrl is ${baseUrl}/policy/v1/roles', async () => {
-    const authz = ctx.authorizers.create({ baseUrl: ctx.server.url, jwks: TEST_JWKS, now: ctx.clock.now, policy: P });
+    const authz = ctx.authorizers.create({ baseUrl: ctx.server.url, localJwks: TEST_JWKS, now: ctx.clock.now, policy: P });
     const id = await authz.authenticate(`Bearer ${mint(ctx.server.url, { app: ctx.app })}`);
     expect((await authz.authorize(id, READ)).granted).toBe(true);
     expect(ctx.server.requests.map((r) => r.url)).toEqual(['/policy/v1/roles']);

@@ -83,7 +83,7 @@ describe('policy API', () => {
     recorder = recordAll();
     const broken = await brokenHttpServer();
     try {
-      const authz = ctx.authorizers.create({ baseUrl: 'https://iam.example.test', jwks: TEST_JWKS, policyUrl: `${broken.url}/policy/v1/roles`, now: ctx.clock.now, policy: P });
+      const authz = ctx.authorizers.create({ baseUrl: 'https://iam.example.test', localJwks: TEST_JWKS, policyUrl: `${broken.url}/policy/v1/roles`, now: ctx.clock.now, policy: P });
       const id = await identityFor(authz, ctx.app);
       const error = await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
       expectNoMarker(error, recorder.messages);

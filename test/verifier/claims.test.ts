@@ -40,7 +40,7 @@ describe('issuer', () => {
   });
 
   test('an explicit issuer option replaces the derived one', async () => {
-    const authz = authorizers.create({ issuer: 'urn:example:iam', jwks: { keys: [KEY.jwk] }, now: () => NOW_MS });
+    const authz = authorizers.create({ issuer: 'urn:example:iam', localJwks: { keys: [KEY.jwk] }, now: () => NOW_MS });
     await expectAccepted(authz, token({ iss: 'urn:example:iam' }));
     await expectRefused(authz, token(), 'ERR_TOKEN_INVALID');
   });

@@ -1,8 +1,8 @@
 /**
  * Option defaults adapt to what the user set (issue #9 §6): staleness counts from the end of
  * freshness (RFC 5861 stale-if-error), so any pair of values is valid; a setting that silently
- * does nothing warns once; the local JWK Set has its own option and the old spelling
- * (`jwks: { keys }`) still works with a one-time deprecation warning.
+ * does nothing warns once; the local JWK Set has one spelling, `localJwks`: a JWK Set in `jwks` is an
+ * unknown option `jwks.keys`, with a hint.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
@@ -48,23 +48,24 @@ describe('defaults adapt', () => {
 });
 
 describe('the local JWK Set', () => {
-  test('localJwks verifies with no network; jwks: { keys } still works, with one DeprecationWarning', async () => {
+  test('localJwks verifies with no network, and warns nothing', async () => {
     const local = create({ baseUrl: BASE, localJwks: { keys: [KEY.jwk] }, now: () => NOW_MS });
     expect((await local.authenticate(`Bearer ${mint(BASE)}`)).claims.sub).toBe('actor-alice');
     await flush();
     expect(warnings).toStrictEqual([]);
-    const old = create({ baseUrl: BASE, jwks: { keys: [KEY.jwk] }, now: () => NOW_MS });
-    create({ baseUrl: BASE, jwks: { keys: [KEY.jwk] }, now: () => NOW_MS });
-    expect((await old.authenticate(`Bearer ${mint(BASE)}`)).claims.sub).toBe('actor-alice');
-    await flush();
-    // Once per process (each test file has its own module state).
-    const deprecations = warnings.filter((w) => w.name === 'DeprecationWarning');
-    expect(deprecations).toHaveLength(1);
-    expect(deprecations[0]).toMatchObject({ code: 'IAM_AUTHZ_DEP_JWKS_KEYS', message: expect.stringMatching(/pass it as "localJwks"/) as unknown });
   });
 
-  test('both spellings at once, or a local set with jwksUri, is a TypeError', () => {
-    expect(() => createAuthorizer({ baseUrl: BASE, localJwks: { keys: [KEY.jwk] }, jwks: { keys: [KEY.jwk] } })).toThrow(/"localJwks" only/);
+  test('a JWK Set in "jwks" is the unknown option "jwks.keys", with a hint to use localJwks', async () => {
+    for (const jwks of [{ keys: [KEY.jwk] }, { keys: [KEY.jwk], cooldownMs: 10 }, { keys: 'k' }]) {
+      expect(() => create({ baseUrl: BASE, jwks: jwks, now: () => NOW_MS })).toThrow(TypeError);
+      expect(() => create({ baseUrl: BASE, jwks: jwks, now: () => NOW_MS })).toThrow(/^createAuthorizer: unknown option "jwks\.keys".*"localJwks"/);
+    }
+    await flush();
+    expect(warnings.filter((w) => w.name === 'DeprecationWarning')).toStrictEqual([]);
+  });
+
+  test('a JWK Set in both options, or a local set with jwksUri, is a TypeError', () => {
+    expect(() => createAuthorizer({ baseUrl: BASE, localJwks: { keys: [KEY.jwk] }, jwks: { keys: [KEY.jwk] } as never })).toThrow(/"jwks\.keys"/);
     expect(() => createAuthorizer({ baseUrl: BASE, localJwks: { keys: [KEY.jwk] }, jwksUri: `${BASE}/k` })).toThrow(/not both/);
     expect(() => createAuthorizer({ baseUrl: BASE, localJwks: { keys: [] } })).toThrow(/"localJwks" is a JWK Set without keys/);
     expect(() => createAuthorizer({ baseUrl: BASE, localJwks: 'x' as never })).toThrow(/"localJwks" must be a JWK Set/);

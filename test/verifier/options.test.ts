@@ -48,8 +48,8 @@ describe('bad values are a TypeError naming the option', () => {
     ['jwksUri file:', { baseUrl: BASE, jwksUri: 'file:///etc/passwd' }, 'jwksUri'],
     ['jwks null', { baseUrl: BASE, jwks: null }, 'jwks'],
     ['jwks a string', { baseUrl: BASE, jwks: '{"keys":[]}' }, 'jwks'],
-    ['jwks.keys not an array', { baseUrl: BASE, jwks: { keys: 'k' } }, 'jwks'],
-    ['jwks.keys holding a non-object', { baseUrl: BASE, jwks: { keys: [KEY.jwk, 'k'] } }, 'jwks'],
+    ['jwks.keys not an array', { baseUrl: BASE, jwks: { keys: 'k' } }, 'jwks.keys'],
+    ['localJwks.keys holding a non-object', { baseUrl: BASE, localJwks: { keys: [KEY.jwk, 'k'] } }, 'localJwks'],
     ['jwks.cacheMaxAgeMs negative', { baseUrl: BASE, jwks: { cacheMaxAgeMs: -1 } }, 'jwks.cacheMaxAgeMs'],
     ['jwks.cacheMaxAgeMs a string', { baseUrl: BASE, jwks: { cacheMaxAgeMs: '600000' } }, 'jwks.cacheMaxAgeMs'],
     ['jwks.cooldownMs NaN', { baseUrl: BASE, jwks: { cooldownMs: Number.NaN } }, 'jwks.cooldownMs'],
@@ -100,7 +100,7 @@ describe('bad values are a TypeError naming the option', () => {
     ['jwks.cacheMaxAge (typo of cacheMaxAgeMs)', { baseUrl: BASE, jwks: { cacheMaxAge: 60_000 } }, 'cacheMaxAge'],
     ['jwks.timeout (typo of timeoutMs)', { baseUrl: BASE, jwks: { timeout: 1_000 } }, 'timeout'],
     ['tokenCache.maxTTL (typo of maxTtlMs)', { baseUrl: BASE, localJwks: STATIC, tokenCache: { maxTTL: 1 } }, 'maxTTL'],
-    ['tuning members next to a static JWK Set', { baseUrl: BASE, jwks: { keys: [KEY.jwk], cooldownMs: 10 } }, 'cooldownMs'],
+    ['a JWK Set in jwks (localJwks is its one spelling)', { baseUrl: BASE, jwks: { keys: [KEY.jwk], cooldownMs: 10 } }, 'jwks.keys'],
   ])('unknown nested option %s is a TypeError naming it', (_label, options, name) => {
     expectOptionError(options, name);
   });

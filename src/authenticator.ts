@@ -1,0 +1,130 @@
+/**
+ * The authenticator: an `Authorization` header in, a verified {@link Identity} out. It owns the key
+ * sets (one local set, or a remote set per issuer), the verifier and the verified-token cache.
+ */
+import type { AuthenticatorConfig } from './authenticator-options.js';
+import { authenticateFailed, authenticateTrace, tokenCacheHit } from './diagnostics.js';
+import { AuthorizerClosedError, IamAuthzError, TokenInvalidError } from './errors.js';
+import { StaticKeySet, type KeySet } from './jwks/key-set.js';
+import { RemoteKeySet } from './jwks/remote-key-set.js';
+import type { SharedRuntime } from './shared-options.js';
+import { extractBearer } from './token/extract.js';
+import { TokenCache } from './token/token-cache.js';
+import { TokenVerifier } from './token/verify-token.js';
+import type { Identity } from './types.js';
+
+export interface Authenticator {
+  /** Verifies `Bearer <token>`: the identity, or a 401 (bad token) / 503 (no keys) `IamAuthzError`. */
+  readonly authenticate: (authorization: string | undefined) => Promise<Identity>;
+  /** The accepted applications (the `applications` option), or `undefined` for any. */
+  readonly applications: ReadonlySet<string> | undefined;
+  /** Fetches the signing keys now. */
+  readonly ready: () => Promise<void>;
+  /** Refuses every later call, and releases key sets and cache. */
+  readonly close: () => void;
+}
+
+export function createAuthenticator(config: AuthenticatorConfig, shared: SharedRuntime): Authenticator {
+  const { now } = shared;
+  const { maxTokenBytes, applications } = config;
+  const cache = config.tokenCache === false ? undefined : new TokenCache(config.tokenCache.max, config.tokenCache.maxTtlMs);
+  // A kid gone from the JWKS, or naming another key now: nothing verified with the old key is reused.
+  const keySets = createKeySets(config, shared, () => {
+    cache?.clear();
+    verifier.clear();
+  });
+  const allKeySets = [...new Set(keySets.values())];
+  const primaryKeySet = keySets.get(shared.issuers[0] as string) as KeySet;
+  const verifier = new TokenVerifier((issuer) => (typeof issuer === 'string' ? keySets.get(issuer) : undefined) ?? primaryKeySet, {
+    algorithms: config.algorithms,
+    tokenFormats: config.tokenFormats,
+    issuers: shared.issuers,
+    audience: config.audience,
+    clockToleranceSec: config.clockToleranceSec,
+    poolVerifications: config.poolVerifications,
+  }, now);
+  let closed = false;
+
+  /** Traced only while someone listens (`iam-authz/otel`): otherwise one property check. */
+  function authenticate(authorization: string | undefined): Promise<Identity> {
+    if (!authenticateTrace.hasSubscribers) return verifyBearer(authorization);
+    return tracedAuthenticate(authorization);
+  }
+
+  /** The traced result is the claims alone: a tracing subscriber never sees the token. */
+  async function tracedAuthenticate(authorization: string | undefined): Promise<Identity> {
+    let identity: Identity | undefined;
+    await authenticateTrace.tracePromise(async () => {
+      identity = await verifyBearer(authorization);
+      return { claims: identity.claims };
+    }, {});
+    return identity as Identity;
+  }
+
+  async function verifyBearer(authorization: string | undefined): Promise<Identity> {
+    // One async function with the try around it all: the cache-hit path allocates no extra promise.
+    try {
+      if (closed) throw new AuthorizerClosedError();
+      const token = extractBearer(authorization, maxTokenBytes);
+      if (cache) {
+        const hit = cache.get(token, now());
+        if (hit) {
+          keySets.get(hit.claims.iss)?.touch?.();
+          if (tokenCacheHit.hasSubscribers) tokenCacheHit.publish(HIT);
+          return hit;
+        }
+      }
+      const generation = cache?.generation ?? 0;
+      const verified = verifier.verify(token);
+      // Awaited only when keys had to be fetched: the usual path stays free of an extra tick.
+      const identity = verified instanceof Promise ? await verified : verified;
+      // Checked before caching, so a cache hit is always of an accepted application.
+      if (applications && !applications.has(identity.claims.app)) throw foreignApplication(identity.claims.app, applications);
+      cache?.set(identity, now(), generation);
+      return identity;
+    } catch (error) {
+      if (authenticateFailed.hasSubscribers && error instanceof IamAuthzError) {
+        authenticateFailed.publish({ code: error.code, status: error.status, message: error.message });
+      }
+      throw error;
+    }
+  }
+
+  return {
+    authenticate,
+    applications,
+    async ready() {
+      await Promise.all(allKeySets.map((k) => k.ready()));
+    },
+    close() {
+      closed = true;
+      for (const k of allKeySets) k.close?.();
+      cache?.clear();
+    },
+  };
+}
+
+/** issuer → its key set: one local set shared by every issuer, or a remote set per issuer. */
+function createKeySets(config: AuthenticatorConfig, shared: SharedRuntime, onKeysRemoved: () => void): Map<string, KeySet> {
+  const { localJwks, jwksUris } = config;
+  if (localJwks || !jwksUris) {
+    const local = new StaticKeySet(localJwks ?? { keys: [] }, config.algorithms);
+    return new Map(shared.issuers.map((issuer) => [issuer, local]));
+  }
+  return new Map([...jwksUris].map(([issuer, uri]) => [issuer, new RemoteKeySet({
+    uri,
+    dispatcher: shared.dispatcher,
+    algorithms: config.algorithms,
+    now: shared.now,
+    onKeysRemoved,
+    ...config.jwks,
+  })]));
+}
+
+function foreignApplication(app: string, accepted: ReadonlySet<string>): TokenInvalidError {
+  const show = (v: string): string => JSON.stringify(v.length > 200 ? `${v.slice(0, 200)}…` : v);
+  return new TokenInvalidError(`token application ${show(app)} is not accepted (applications: ${[...accepted].map(show).join(', ')})`, { detail: 'token application is not accepted' });
+}
+
+/** The message of every token-cache-hit event: nothing to say but that it happened. */
+const HIT = Object.freeze({});

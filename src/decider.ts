@@ -1,0 +1,307 @@
+/**
+ * The decider: a verified caller and a query in, a decision out. It owns the policy clients (one per
+ * issuer), the permission engine's use, the decision log and the default mode. Every entry point —
+ * `authorize`, `authorizeMany`, `accessible`, `permissionsFor`, and so every guard and explain —
+ * reads the policy through one function, `decide`.
+ */
+import type { DeciderConfig } from './decider-options.js';
+import { createDecisionLog } from './decision-log.js';
+import { authorizeTrace, decisionDenied } from './diagnostics.js';
+import { accessibleValues, namesAny, type AccessibleMap, type AccessibleSelector } from './engine/accessible.js';
+import type { CompiledPolicy } from './engine/compile-policy.js';
+import { collectRoles, decideForRoles, noMatchingReference, type ResourceRef } from './engine/decide.js';
+import { permissionsOf } from './engine/permissions.js';
+import { describeResource, toResourceRef, type ResourceQuery } from './engine/resource.js';
+import { AuthorizerClosedError, PolicyUnavailableError } from './errors.js';
+import { isArray } from './lib/is-array.js';
+import { PolicyClient, type PolicyEntry } from './policy/policy-client.js';
+import type { SharedRuntime } from './shared-options.js';
+import type { AccessibleResource, Caller, Decision, HeldPermission } from './types.js';
+
+/** What `authorize` is asked: may the caller hold `permission` of `service` on `resource`? */
+export interface AuthorizeQuery {
+  /** The consuming service's key (`serviceDefinitionKey` in the policy), e.g. `vehicle-service`. */
+  readonly service: string;
+  /** The permission key, e.g. `WRITE`. */
+  readonly permission: string;
+  /** `{ type, value }` for a custom reference `TYPE=value`, or `{ node }` for a node id. */
+  readonly resource: ResourceQuery;
+  /** Only labels the decision event: a denial under `'report'` is logged with `shadow: true`. `authorize` never enforces. Default `'enforce'`. */
+  readonly mode?: 'enforce' | 'report' | undefined;
+}
+
+/** What `accessible` is asked: on which resources of a kind may the caller hold `permission` of `service`? */
+export interface AccessibleQuery {
+  /** The consuming service's key, e.g. `vehicle-service`. */
+  readonly service: string;
+  /** The permission key, e.g. `READ`. */
+  readonly permission: string;
+  /** List the values of custom references of this type (`VIN` → the `x` of every `VIN=x`). Give this or `node`. */
+  readonly type?: string;
+  /** `true`: list node ids (`ars[].n`) instead. */
+  readonly node?: boolean;
+  /** Return `{ value, roles }` (the granting roles per value) instead of bare values. Default `false`. */
+  readonly explain?: boolean;
+}
+
+/** What `permissionsFor` is asked: which permissions of `service` does the caller hold on `resource`? */
+export interface PermissionsQuery {
+  /** The consuming service's key. */
+  readonly service: string;
+  /** `{ type, value }` or `{ node }`, as in {@link AuthorizeQuery}. */
+  readonly resource: ResourceQuery;
+}
+
+export interface Decider {
+  /** The `mode` option. */
+  readonly mode: 'enforce' | 'report';
+  readonly authorize: (identity: Caller, query: AuthorizeQuery) => Promise<Decision>;
+  readonly authorizeMany: (identity: Caller, queries: readonly AuthorizeQuery[]) => Promise<Decision[]>;
+  readonly accessible: (identity: Caller, query: AccessibleQuery) => Promise<string[] | AccessibleResource[]>;
+  readonly permissionsFor: (identity: Caller, query: PermissionsQuery) => Promise<HeldPermission[]>;
+  /**
+   * Fetches the policies of `applications` now (default: those of `accepted` when `policyToken` is
+   * set). Throws a `TypeError` at once when they cannot be fetched without a caller.
+   */
+  readonly warm: (applications: unknown, accepted: ReadonlySet<string> | undefined) => Promise<unknown>;
+  /** Refuses every later call, and releases the policy clients. */
+  readonly close: () => void;
+}
+
+export function createDecider(config: DeciderConfig, shared: SharedRuntime): Decider {
+  const { now } = shared;
+  const logDecision = createDecisionLog(config.onDecision, config.decisionSampleRate, now);
+  /** Every denial: the decision log and the `decision:denied` event. */
+  const denied = (identity: Caller, query: AuthorizeQuery, decision: Decision): Decision => {
+    logDecision(identity, query, decision);
+    return deniedEvent(identity, query, decision);
+  };
+  let closed = false;
+
+  // One policy client per issuer: a policy fetched from one IAM never decides another's token.
+  const policyClients = new Map([...config.policyUrls].map(([issuer, url]) => [issuer, new PolicyClient({
+    url,
+    dispatcher: shared.dispatcher,
+    policyToken: config.policyToken,
+    now,
+    ...config.policy,
+  })]));
+
+  function clientOf(identity: Caller): PolicyClient {
+    const client = policyClients.get(identity.claims.iss);
+    if (!client) throw new PolicyUnavailableError('no policy API configured for the token\'s issuer: set "baseUrl" or "policyUrl"');
+    return client;
+  }
+
+  /**
+   * The one decision path of every entry point (guards, `authorize`, `authorizeMany`, `accessible`,
+   * `permissionsFor`): the policy of the caller's issuer and application — fresh from the cache
+   * without a promise tick, else served stale while revalidating, fetched, or 503 — evaluated; when
+   * the answer denies something, one refetch within the `minRefreshIntervalMs` budget (a role granted
+   * in the console a moment ago works on the next request of any kind) and a second evaluation.
+   */
+  function decide<A, T>(identity: Caller, args: A, step: DecisionStep<A, T>): T | Promise<T> {
+    const client = clientOf(identity);
+    const fresh = client.peek(identity.claims.app, identity.token);
+    if (!fresh) return fetchThenDecide(client, identity, args, step);
+    const result = step.evaluate(args, fresh.policy, undefined);
+    return step.denies(args, result) ? afterDenial(client, identity, args, step, fresh, result) : result;
+  }
+
+  async function fetchThenDecide<A, T>(client: PolicyClient, identity: Caller, args: A, step: DecisionStep<A, T>): Promise<T> {
+    const entry = await client.get(identity.claims.app, identity.token);
+    const result = step.evaluate(args, entry.policy, undefined);
+    return step.denies(args, result) ? afterDenial(client, identity, args, step, entry, result) : result;
+  }
+
+  async function afterDenial<A, T>(client: PolicyClient, identity: Caller, args: A, step: DecisionStep<A, T>, seen: PolicyEntry, result: T): Promise<T> {
+    const fresher = await client.refreshAfterDenial(identity.claims.app, identity.token, seen);
+    return fresher ? step.evaluate(args, fresher.policy, result) : result;
+  }
+
+  function authorize(identity: Caller, query: AuthorizeQuery): Promise<Decision> {
+    if (!authorizeTrace.hasSubscribers) return decideQuery(identity, query);
+    const context = { service: query.service as unknown, permission: query.permission as unknown };
+    return authorizeTrace.tracePromise(decideQuery, context, undefined, identity, query);
+  }
+
+  async function decideQuery(identity: Caller, query: AuthorizeQuery): Promise<Decision> {
+    if (closed) throw new AuthorizerClosedError();
+    checkQuery('authorize', query);
+    const resource = toResourceRef(query.resource);
+    if (!resource) {
+      return denied(identity, query, invalidResource(query));
+    }
+    const roles = collectRoles(identity.claims.ars, resource);
+    // Without roles for this resource no policy can grant: deny without asking the policy API.
+    if (roles.length === 0) return denied(identity, query, noMatchingReference(resource.reference, undefined));
+    const found = decide(identity, { roles, reference: resource.reference, service: query.service, permission: query.permission }, ONE);
+    const decision = found instanceof Promise ? await found : found;
+    if (decision.granted) {
+      logDecision(identity, query, decision);
+      return decision;
+    }
+    return denied(identity, query, decision);
+  }
+
+  async function authorizeMany(identity: Caller, queries: readonly AuthorizeQuery[]): Promise<Decision[]> {
+    if (closed) throw new AuthorizerClosedError();
+    if (!isArray(queries)) throw new TypeError('authorizeMany: "queries" must be an array');
+    const prepared: Prepared[] = queries.map((query, i) => {
+      checkQuery(`authorizeMany: queries[${i}]`, query);
+      const resource = toResourceRef(query.resource);
+      return { query, resource, roles: resource ? collectRoles(identity.claims.ars, resource) : [] };
+    });
+    // One policy lookup for the batch, and none when no query names a resource of the token.
+    const decisions = prepared.some((p) => p.roles.length > 0) ? await decide(identity, prepared, MANY) : MANY.evaluate(prepared, undefined, undefined);
+    decisions.forEach((decision, i) => {
+      if (decision.granted) logDecision(identity, queries[i] as AuthorizeQuery, decision);
+      else denied(identity, queries[i] as AuthorizeQuery, decision);
+    });
+    return decisions;
+  }
+
+  async function accessible(identity: Caller, query: AccessibleQuery): Promise<string[] | AccessibleResource[]> {
+    if (closed) throw new AuthorizerClosedError();
+    checkQuery('accessible', query);
+    if (query.explain !== undefined && typeof query.explain !== 'boolean') throw new TypeError('accessible: "explain" must be a boolean');
+    const selector = selectorOf(query);
+    const { ars } = identity.claims;
+    if (!namesAny(ars, selector)) return [];
+    const found = await decide(identity, { ars, selector, service: query.service, permission: query.permission, named: namedWithRoles(ars, selector) }, LIST);
+    const values = [...found.keys()].sort();
+    return query.explain === true ? values.map((value) => ({ value, roles: found.get(value) as string[] })) : values;
+  }
+
+  async function permissionsFor(identity: Caller, query: PermissionsQuery): Promise<HeldPermission[]> {
+    if (closed) throw new AuthorizerClosedError();
+    if (typeof query !== 'object' || (query as unknown) === null) throw new TypeError('permissionsFor: expects { service, resource }');
+    if (typeof query.service !== 'string' || query.service.length === 0) throw new TypeError('permissionsFor: "service" must be a non-empty string');
+    const resource = toResourceRef(query.resource);
+    const roles = resource ? collectRoles(identity.claims.ars, resource) : [];
+    if (roles.length === 0) return [];
+    return decide(identity, { roles, service: query.service }, HELD);
+  }
+
+  /** Throws at once (not in the promise) so that a misuse starts no fetch of keys either. */
+  function warm(requested: unknown, accepted: ReadonlySet<string> | undefined): Promise<unknown> {
+    // By default, the accepted applications' policies when they can be fetched without a caller.
+    const applications = requested ?? (config.policyToken && accepted ? [...accepted] : []);
+    if (!Array.isArray(applications) || !applications.every((a): a is string => typeof a === 'string' && a.length > 0)) {
+      throw new TypeError('ready: "applications" must be an array of non-empty application ids');
+    }
+    if (applications.length > 0 && (policyClients.size === 0 || !config.policyToken)) {
+      throw new TypeError('ready: "applications" needs the "policyToken" option (and a policy API): the policy is otherwise fetched with each caller\'s token');
+    }
+    const foreign = accepted ? applications.find((a) => !accepted.has(a)) : undefined;
+    if (foreign !== undefined) throw new TypeError(`ready: "applications" lists ${JSON.stringify(foreign)}, which the "applications" option does not accept`);
+    // With policyToken the caller token is not sent; '' only keys the (unused) refusal memory.
+    return Promise.all([...policyClients.values()].flatMap((client) => applications.map((app) => client.get(app, ''))));
+  }
+
+  return {
+    mode: config.mode,
+    authorize,
+    authorizeMany,
+    accessible,
+    permissionsFor,
+    warm,
+    close() {
+      closed = true;
+      for (const client of policyClients.values()) client.close();
+    },
+  };
+}
+
+/** How one entry point reads a policy: its evaluation, and whether the result denies something. */
+interface DecisionStep<A, T> {
+  /** The answer under `policy`; `previous` is the answer under the policy before a refetch. */
+  evaluate(args: A, policy: CompiledPolicy | undefined, previous: T | undefined): T;
+  /** Whether `result` denies something that a fresher policy might grant. */
+  denies(args: A, result: T): boolean;
+}
+
+interface OneQuery { roles: string[]; reference: string; service: string; permission: string }
+interface Prepared { query: AuthorizeQuery; resource: ResourceRef | undefined; roles: string[] }
+interface ListQuery { ars: Caller['claims']['ars']; selector: AccessibleSelector; service: string; permission: string; named: number }
+
+const ONE: DecisionStep<OneQuery, Decision> = {
+  evaluate: (q, policy) => decideForRoles(q.roles, q.reference, q.service, q.permission, policy as CompiledPolicy),
+  denies: (_q, decision) => !decision.granted,
+};
+
+const MANY: DecisionStep<Prepared[], Decision[]> = {
+  evaluate: (prepared, policy, previous) => prepared.map(({ query, resource, roles }, i) => {
+    // After a refetch, a grant stands and a query without roles needs no second look.
+    if (previous?.[i]?.granted === true || (previous && roles.length === 0)) return previous[i] as Decision;
+    if (!resource) return invalidResource(query);
+    if (roles.length === 0 || !policy) return noMatchingReference(resource.reference, undefined);
+    return decideForRoles(roles, resource.reference, query.service, query.permission, policy);
+  }),
+  denies: (prepared, decisions) => decisions.some((d, i) => !d.granted && (prepared[i] as Prepared).roles.length > 0),
+};
+
+const LIST: DecisionStep<ListQuery, AccessibleMap> = {
+  evaluate: (q, policy) => accessibleValues(q.ars, q.selector, q.service, q.permission, policy as CompiledPolicy),
+  // A value the token holds roles on that is not listed is a denial, as `authorize` would see it.
+  denies: (q, found) => found.size < q.named,
+};
+
+const HELD: DecisionStep<{ roles: string[]; service: string }, HeldPermission[]> = {
+  evaluate: (q, policy) => permissionsOf(q.roles, q.service, policy as CompiledPolicy),
+  // Which permissions the service has is not known here: any answer may lack a new grant.
+  denies: () => true,
+};
+
+/** How many distinct values of the selected kind the token holds at least one role on. */
+function namedWithRoles(ars: Caller['claims']['ars'], selector: AccessibleSelector): number {
+  const { field, prefix } = selector;
+  const values = new Set<string>();
+  for (const entry of ars) {
+    if (entry.r.length === 0) continue;
+    for (const ref of entry[field]) {
+      if (prefix === undefined ? ref.length > 0 : ref.length > prefix.length && ref.startsWith(prefix)) values.add(ref);
+    }
+  }
+  return values.size;
+}
+
+/** A query's service and permission are a programming matter: a `TypeError`, not a denial. */
+function checkQuery(where: string, query: { service?: unknown; permission?: unknown; mode?: unknown } | null | undefined): void {
+  if (typeof query !== 'object' || query === null) throw new TypeError(`${where}: expects { service, permission, … }`);
+  if (typeof query.service !== 'string' || query.service.length === 0) throw new TypeError(`${where}: "service" must be a non-empty string`);
+  if (typeof query.permission !== 'string' || query.permission.length === 0) throw new TypeError(`${where}: "permission" must be a non-empty string`);
+  const { mode } = query;
+  if (mode !== undefined && mode !== 'enforce' && mode !== 'report') throw new TypeError(`${where}: "mode" must be 'enforce' or 'report' (or left out)`);
+}
+
+function invalidResource(query: AuthorizeQuery): Decision {
+  return { granted: false, reference: describeResource(query.resource), roles: [], changeId: undefined, reason: 'INVALID_RESOURCE' };
+}
+
+function selectorOf(query: AccessibleQuery): AccessibleSelector {
+  if (query.node !== undefined && typeof query.node !== 'boolean') throw new TypeError('accessible: "node" must be a boolean');
+  if (query.node && query.type === undefined) return { field: 'n', prefix: undefined };
+  const { type } = query;
+  if (query.node) throw new TypeError('accessible: give either "type" or "node: true"');
+  if (typeof type !== 'string' || type.length === 0 || type.includes('=')) {
+    throw new TypeError('accessible: "type" must be a reference type (a non-empty string without "="), or give "node: true"');
+  }
+  return { field: 'c', prefix: `${type}=` };
+}
+
+function deniedEvent(identity: Caller, query: AuthorizeQuery, decision: Decision): Decision {
+  if (decisionDenied.hasSubscribers) {
+    decisionDenied.publish({
+      service: query.service,
+      permission: query.permission,
+      reference: decision.reference,
+      reason: decision.reason,
+      roles: decision.roles,
+      changeId: decision.changeId,
+      sub: identity.claims.sub,
+      app: identity.claims.app,
+    });
+  }
+  return decision;
+}

@@ -1,0 +1,93 @@
+/**
+ * The authorizer is two components, each resolved from its own options and built alone: an
+ * authenticator (token → identity: keys, verification, token cache) that has no policy, and a
+ * decider (identity + query → decision: policy, engine, log) that has no keys. `createAuthorizer`
+ * only composes them, and every import points down.
+ */
+import { readFileSync } from 'node:fs';
+import { Agent } from 'undici';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { resolveAuthenticatorOptions } from '../../src/authenticator-options.js';
+import { createAuthenticator, type Authenticator } from '../../src/authenticator.js';
+import { resolveDeciderOptions } from '../../src/decider-options.js';
+import { createDecider } from '../../src/decider.js';
+import { resolveSharedOptions, type SharedRuntime } from '../../src/shared-options.js';
+import { KEY, mint, NOW_MS, startPolicyServer, VEHICLE, type PolicyServer } from '../helpers/index.js';
+
+let server: PolicyServer;
+let shared: SharedRuntime;
+let authenticator: Authenticator;
+const dispatcher = new Agent();
+
+beforeAll(async () => {
+  server = await startPolicyServer();
+  shared = { ...resolveSharedOptions({ baseUrl: server.url, now: () => NOW_MS }), dispatcher };
+  authenticator = createAuthenticator(resolveAuthenticatorOptions({ localJwks: { keys: [KEY.jwk] }, applications: ['app-1'] }, shared), shared);
+});
+afterAll(async () => {
+  authenticator.close();
+  await dispatcher.close();
+  await server.close();
+});
+
+describe('each component is built from its own options', () => {
+  test('the authenticator verifies a real token with no policy: it never calls the policy API', async () => {
+    const identity = await authenticator.authenticate(`Bearer ${mint(server.url)}`);
+    expect(identity.claims.sub).toBe('actor-alice');
+    await expect(authenticator.authenticate(`Bearer ${mint(server.url, { app: 'other' })}`)).rejects.toMatchObject({ code: 'ERR_TOKEN_INVALID', status: 401 });
+    await expect(authenticator.authenticate(`Bearer ${mint(server.url, { iss: 'https://elsewhere' })}`)).rejects.toMatchObject({ code: 'ERR_TOKEN_INVALID' });
+    expect(server.requests).toHaveLength(0);
+  });
+
+  test('the decider decides for an identity with no keys, every entry point through the policy', async () => {
+    const decider = createDecider(resolveDeciderOptions({ policy: { minRefreshIntervalMs: 0 } }, shared), shared);
+    try {
+      const identity = await authenticator.authenticate(`Bearer ${mint(server.url)}`);
+      const resource = { type: 'VIN', value: 'WVW1' };
+      expect((await decider.authorize(identity, { service: VEHICLE, permission: 'READ', resource })).granted).toBe(true);
+      expect((await decider.authorize(identity, { service: VEHICLE, permission: 'WRITE', resource })).reason).toBe('PERMISSION_NOT_GRANTED');
+      expect(await decider.accessible(identity, { service: VEHICLE, permission: 'READ', type: 'VIN' })).toStrictEqual(['WVW1']);
+      expect(await decider.permissionsFor(identity, { service: VEHICLE, resource })).toStrictEqual([{ permission: 'READ', roles: ['DRIVER'] }]);
+      expect(server.requests.length).toBeGreaterThan(0);
+      decider.close();
+      await expect(decider.authorize(identity, { service: VEHICLE, permission: 'READ', resource })).rejects.toMatchObject({ code: 'ERR_AUTHORIZER_CLOSED' });
+    } finally {
+      decider.close();
+    }
+  });
+
+  test('each validates only its own options, with the message users know', () => {
+    const base = resolveSharedOptions({ baseUrl: 'https://iam.example.test' });
+    expect(() => resolveAuthenticatorOptions({ clockToleranceSec: -1 }, base)).toThrow(/^createAuthorizer: "clockToleranceSec"/);
+    expect(() => resolveDeciderOptions({ clockToleranceSec: -1 } as never, base)).not.toThrow();
+    expect(() => resolveDeciderOptions({ decisionSampleRate: 2 }, base)).toThrow(/^createAuthorizer: "decisionSampleRate"/);
+    expect(() => resolveAuthenticatorOptions({ decisionSampleRate: 2 } as never, base)).not.toThrow();
+  });
+});
+
+/** The relative modules a source file imports. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(new URL(`../../src/${file}`, import.meta.url), 'utf8');
+  return [...text.matchAll(/^import [^;]*? from '(\.[^']+)';$/gm)].map((m) => m[1] as string);
+}
+
+describe('the arrows point one way', () => {
+  test('authorizer.ts composes: it imports no verification, key, policy or engine module, and is short', () => {
+    const imports = importsOf('authorizer.ts');
+    expect(imports).toContain('./authenticator.js');
+    expect(imports).toContain('./decider.js');
+    expect(imports.filter((i) => /^\.\/(token|jwks|policy|engine)\//.test(i))).toStrictEqual([]);
+    const lines = readFileSync(new URL('../../src/authorizer.ts', import.meta.url), 'utf8').split('\n').length;
+    expect(lines).toBeLessThanOrEqual(130);
+  });
+
+  test.each([
+    ['authenticator.ts', /^\.\/(authorizer|options|decider|decider-options|decision-log|policy\/.*|engine\/.*)\.js$/],
+    ['authenticator-options.ts', /^\.\/(authorizer|options|authenticator|decider|decider-options|policy\/.*)\.js$/],
+    ['decider.ts', /^\.\/(authorizer|options|authenticator|authenticator-options|token\/.*|jwks\/.*)\.js$/],
+    ['decider-options.ts', /^\.\/(authorizer|options|decider|authenticator|authenticator-options|token\/.*|jwks\/.*)\.js$/],
+    ['shared-options.ts', /^\.\/(authorizer|options|authenticator.*|decider.*)\.js$/],
+  ])('%s imports nothing above it or beside it', (file, forbidden) => {
+    expect(importsOf(file).filter((i) => forbidden.test(i))).toStrictEqual([]);
+  });
+});
