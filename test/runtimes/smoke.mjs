@@ -1,16 +1,16 @@
 /**
- * The runtime smoke suite: the public API (the built package in dist/) on a runtime other than
- * Node.js — Bun and Deno in CI (`.ci/runtimes`), and Node itself as the reference. It starts the
- * development IAM, mints tokens, verifies and decides against its JWKS and policy API over real
- * loopback HTTP, answers through the Fetch-API guards and Hono (200/401/403/503), then closes
- * everything: the process must then exit by itself (the caller runs it under a timeout).
+ * The runtime smoke suite: the public API (iam-authz and iam-authz-dev, built, imported by name)
+ * on a runtime other than Node.js — Bun and Deno in CI (`.ci/runtimes`), and Node itself as the
+ * reference. It starts the development IAM, mints tokens, verifies and decides against its JWKS and
+ * policy API over real loopback HTTP, answers through the Fetch-API guards and Hono (200/401/403/503),
+ * then closes everything: the process must then exit by itself (the caller runs it under a timeout).
  *
  * Prints one line per check and a closing `N passed, N failed`; exits 1 on any failure.
  */
-import { createAuthorizer } from '../../dist/src/index.js';
-import { createFetchGuards } from '../../dist/adapters/fetch/index.js';
-import { honoAuthz } from '../../dist/adapters/hono/index.js';
-import { startDevIam } from '../../packages/iam-authz-dev/dist/src/index.js';
+import { createAuthorizer } from 'iam-authz';
+import { createFetchGuards } from 'iam-authz/fetch';
+import { honoAuthz } from 'iam-authz/hono';
+import { startDevIam } from 'iam-authz-dev';
 import { Hono } from 'hono';
 
 /** @type {any} */
@@ -118,7 +118,7 @@ await attempt('fetch adapter', async () => {
 });
 
 await attempt('hono adapter', async () => {
-  const build = (/** @type {import('../../src/index.js').Authorizer} */ authorizer) => {
+  const build = (/** @type {import('iam-authz').Authorizer} */ authorizer) => {
     const app = new Hono();
     app.put('/vehicle/:vin', honoAuthz(authorizer).requirePermission('vehicle-service', 'WRITE', 'VIN', (c) => c.req.param('vin')), (c) => c.json({ ok: true }));
     return app;
