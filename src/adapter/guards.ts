@@ -268,9 +268,24 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
 
 /** What {@link Guards.refusal} decided: pass `error` on, send `answer`, or nothing more (`onError` answered; `returned` is what it returned). */
 export type Refusal =
-  | { readonly action: 'pass'; readonly error: unknown }
-  | { readonly action: 'answer'; readonly answer: ErrorResponse }
-  | { readonly action: 'done'; readonly returned: unknown };
+  | {
+    /** Hand `error` to the framework's own error handling (not a library error, or `passErrors`). */
+    readonly action: 'pass';
+    /** The error to pass on, unchanged. */
+    readonly error: unknown;
+  }
+  | {
+    /** Send `answer`: no `onError`, or one that sent nothing. */
+    readonly action: 'answer';
+    /** Status, headers and problem body to send. */
+    readonly answer: ErrorResponse;
+  }
+  | {
+    /** Nothing more to do: `onError` answered. */
+    readonly action: 'done';
+    /** What `onError` returned (a Hono or Fetch `Response`, for instance). */
+    readonly returned: unknown;
+  };
 
 /** What an adapter returns: the guard makers, each guard wrapped into the framework's handler type `H`. */
 export interface GuardFactory<Req, H> {
