@@ -28,14 +28,19 @@ export interface KeySet {
   close?(): void;
 }
 
-/** A JWK Set given in the options: imported once, never fetched. */
+/**
+ * A JWK Set given in the options: imported once, on first use, never fetched. Not at construction:
+ * a Worker may build its authorizer at global scope, where workerd allows no asynchronous work.
+ */
 export class StaticKeySet implements KeySet {
-  readonly #loading: Promise<KeyIndex>;
+  readonly #jwks: { keys: unknown[] };
+  readonly #algorithms: ReadonlySet<string>;
+  #loading: Promise<KeyIndex> | undefined;
   #index: KeyIndex | undefined;
 
   constructor(jwks: { keys: unknown[] }, algorithms: ReadonlySet<string>) {
-    this.#loading = importJwks(jwks, algorithms).then((index) => (this.#index = index));
-    this.#loading.catch(() => undefined);
+    this.#jwks = { keys: [...jwks.keys] };
+    this.#algorithms = algorithms;
   }
 
   peek(kid: string): readonly VerificationKey[] | undefined {
@@ -43,12 +48,16 @@ export class StaticKeySet implements KeySet {
   }
 
   async resolve(kid: string): Promise<readonly VerificationKey[]> {
-    const keys = (await this.#loading).get(kid);
+    const keys = (await this.#load()).get(kid);
     if (!keys) throw new TokenInvalidError('no key in the JWKS matches the token kid');
     return keys;
   }
 
   async ready(): Promise<void> {
-    await this.#loading;
+    await this.#load();
+  }
+
+  #load(): Promise<KeyIndex> {
+    return (this.#loading ??= importJwks(this.#jwks, this.#algorithms).then((index) => (this.#index = index)));
   }
 }

@@ -8,6 +8,7 @@
 import type { Dispatcher } from 'undici';
 import { JwksUnavailableError, TokenInvalidError } from '../errors.js';
 import { jwksFailed, jwksRefreshed } from '../diagnostics.js';
+import { Closer } from '../lib/closer.js';
 import { httpGet, parseJsonBody, UpstreamError } from '../lib/upstream.js';
 import { changedKids, importJwks, isJwkSetLike, type KeyIndex, type VerificationKey } from './import-jwks.js';
 import type { KeySet } from './key-set.js';
@@ -33,7 +34,7 @@ export class RemoteKeySet implements KeySet {
   #lastAttemptAt: number | undefined;
   #lastError: UpstreamError | undefined;
   #inflight: Promise<void> | undefined;
-  readonly #closing = new AbortController();
+  readonly #closing = new Closer();
 
   constructor(config: RemoteKeySetConfig) {
     this.#config = config;
@@ -86,7 +87,7 @@ export class RemoteKeySet implements KeySet {
 
   /** Aborts a fetch under way; later fetches fail at once (503). */
   close(): void {
-    this.#closing.abort();
+    this.#closing.close();
   }
 
   /** True while the cached keys may be used: fetched once, and stale for no longer than `maxStaleMs`. */
@@ -118,7 +119,7 @@ export class RemoteKeySet implements KeySet {
         timeoutMs: config.timeoutMs,
         maxBytes: config.maxBytes,
         headers: { accept: 'application/jwk-set+json, application/json' },
-        signal: this.#closing.signal,
+        closer: this.#closing,
         expectJson: true,
       });
       const body = parseJsonBody(res.body, config.uri);

@@ -29,6 +29,7 @@ import type { Dispatcher } from 'undici';
 import { PolicyUnavailableError, TokenRejectedError } from '../errors.js';
 import { policyChanged, policyFailed, policyFetched, policyRevalidated, policyStale, policyTokenRefused } from '../diagnostics.js';
 import { compilePolicyYielding } from '../engine/compile-policy.js';
+import { Closer } from '../lib/closer.js';
 import { httpGet, parseJsonBody, UpstreamError } from '../lib/upstream.js';
 import type { RolePolicy } from '../types.js';
 import type { CompiledPolicy } from '../engine/compile-policy.js';
@@ -88,7 +89,7 @@ interface Refusal {
 export class PolicyClient {
   readonly #config: PolicyClientConfig;
   readonly #apps: LRUCache<string, AppState>;
-  readonly #closing = new AbortController();
+  readonly #closing = new Closer();
   /** SHA-256 of recently refused tokens (never the tokens themselves) → the refusal. */
   readonly #refused = new LRUCache<string, Refusal>({ max: REFUSAL_MEMORY_MAX });
 
@@ -159,7 +160,7 @@ export class PolicyClient {
 
   /** Aborts fetches under way and forgets every policy; later fetches fail at once (503). */
   close(): void {
-    this.#closing.abort();
+    this.#closing.close();
     this.#apps.clear();
     this.#refused.clear();
   }
@@ -262,7 +263,7 @@ export class PolicyClient {
         maxBytes: config.maxBytes,
         headers,
         acceptStatuses: previous ? [304] : [],
-        signal: this.#closing.signal,
+        closer: this.#closing,
         expectJson: true,
       });
       state.acceptedAt = config.now();
