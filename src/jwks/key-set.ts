@@ -15,9 +15,10 @@ export interface KeySet {
   /**
    * Called on verified-token cache hits, which never look a key up: starts a background refresh
    * when the keys are older than the cache max-age, so that a kid removed from the JWKS is noticed
-   * (and the token cache cleared) even when every request is a cache hit.
+   * (and the token cache cleared) even when every request is a cache hit. Where no background work
+   * is allowed (workerd), refreshes in the caller's request instead and returns the promise to wait for.
    */
-  touch?(): void;
+  touch?(): Promise<void> | undefined;
   /**
    * After a signature failed with `tried` (the keys held for `kid`): refetches the JWKS — bounded by
    * the cooldown and shared, as for an unknown kid — and resolves with the keys now held for `kid`

@@ -51,3 +51,36 @@ export function prefersFetch(): boolean {
   const versions = (globalThis as { process?: { versions?: { node?: unknown } } }).process?.versions;
   return onWorkerd() || typeof versions?.node !== 'string';
 }
+
+/**
+ * False in workerd: once a request has answered, workerd cancels whatever it left running (a
+ * refresh in the background would never finish, and whoever waited for it would wait forever).
+ * There, the request that finds cached keys or a policy stale refreshes them itself and waits
+ * (bounded by the timeout), serving the stale copy if that fails.
+ */
+export function backgroundWorkAllowed(): boolean {
+  return !onWorkerd();
+}
+
+/** Slack on top of a fetch's own timeout before a shared fetch is given up as abandoned. */
+const ABANDONED_SLACK_MS = 1_000;
+
+/**
+ * True when a shared fetch started at `startedAt` must have ended by `now` unless the request that
+ * started it was cancelled (workerd then drops it without settling it): start another one.
+ */
+export function abandoned(startedAt: number | undefined, now: number, timeoutMs: number): boolean {
+  return !backgroundWorkAllowed() && startedAt !== undefined && now - startedAt > timeoutMs + ABANDONED_SLACK_MS;
+}
+
+/**
+ * Waits for `shared`, a fetch another request may have started. In workerd, at most its timeout
+ * (plus slack): a request that was cancelled leaves its fetch unsettled, and this one then goes
+ * on with `fallback` (its caller answers from what it holds, or 503) instead of hanging.
+ */
+export function joinShared<T>(shared: Promise<T>, timeoutMs: number, fallback: T): Promise<T> {
+  if (backgroundWorkAllowed()) return shared;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const givenUp = new Promise<T>((resolve) => { timer = setTimeout(() => { resolve(fallback); }, timeoutMs + ABANDONED_SLACK_MS); });
+  return Promise.race([shared, givenUp]).finally(() => { clearTimeout(timer); });
+}

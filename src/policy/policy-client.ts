@@ -30,6 +30,7 @@ import { PolicyUnavailableError, TokenRejectedError } from '../errors.js';
 import { policyChanged, policyFailed, policyFetched, policyRevalidated, policyStale, policyTokenRefused } from '../diagnostics.js';
 import { compilePolicyYielding } from '../engine/compile-policy.js';
 import { Closer } from '../lib/closer.js';
+import { abandoned, backgroundWorkAllowed, joinShared } from '../lib/transport.js';
 import { httpGet, parseJsonBody, UpstreamError } from '../lib/upstream.js';
 import type { RolePolicy } from '../types.js';
 import type { CompiledPolicy } from '../engine/compile-policy.js';
@@ -125,8 +126,10 @@ export class PolicyClient {
         if (policyStale.hasSubscribers) {
           policyStale.publish({ applicationId, changeId: entry.policy.changeId, ageMs: age, lastError: state.lastError });
         }
-        void this.#startFetch(state, applicationId, callerToken, false);
-        return entry;
+        const revalidating = this.#startFetch(state, applicationId, callerToken, false);
+        // workerd drops a request's leftover work: there this request revalidates and waits.
+        if (revalidating && !backgroundWorkAllowed()) await joinShared(revalidating, this.#config.timeoutMs, RECORDED);
+        return this.#usable(state) ?? entry;
       }
     }
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
@@ -134,7 +137,7 @@ export class PolicyClient {
       // that refusal said nothing about the application.
       const pending = this.#startFetch(state, applicationId, callerToken, round > 0 || state.lastError === undefined);
       if (!pending) break;
-      const outcome = await pending;
+      const outcome = await joinShared(pending, this.#config.timeoutMs, RECORDED);
       const usable = this.#usable(state);
       if (usable) return usable;
       if (!outcome.refused) break;
@@ -152,7 +155,7 @@ export class PolicyClient {
   async refreshAfterDenial(applicationId: string, callerToken: string, seen: PolicyEntry): Promise<PolicyEntry | undefined> {
     const state = this.#state(applicationId);
     const pending = this.#startFetch(state, applicationId, callerToken, false);
-    const outcome = pending ? await pending : RECORDED;
+    const outcome = pending ? await joinShared(pending, this.#config.timeoutMs, RECORDED) : RECORDED;
     if (outcome.refused && outcome.token === callerToken) throw this.#refusedError(applicationId, state, outcome.status);
     const entry = this.#usable(state);
     return entry && entry.policy !== seen.policy ? entry : undefined;
@@ -233,14 +236,14 @@ export class PolicyClient {
    * (a background revalidation then waits for the next caller's token).
    */
   #startFetch(state: AppState, applicationId: string, callerToken: string, urgent: boolean): Promise<FetchOutcome> | undefined {
-    if (state.inflight) return state.inflight;
     const now = this.#config.now();
+    if (state.inflight && !abandoned(state.lastAttemptAt, now, this.#config.timeoutMs)) return state.inflight;
     if (!urgent && state.lastAttemptAt !== undefined && now - state.lastAttemptAt < this.#config.minRefreshIntervalMs) return undefined;
     if (this.#refusal(callerToken) !== undefined && this.#config.policyToken === undefined) return undefined;
     const attemptBefore = state.lastAttemptAt;
     state.lastAttemptAt = now;
     const pending = this.#fetch(state, applicationId, callerToken, attemptBefore).finally(() => {
-      state.inflight = undefined;
+      if (state.inflight === pending) state.inflight = undefined;
     });
     state.inflight = pending;
     return pending;
