@@ -1,6 +1,6 @@
 // eslint-disable-next-line @typescript-eslint/ban-ts-comment -- as smoke.mjs: run as is by Node 24, not compiled
 // @ts-nocheck -- a plain Node 24 script (wrangler and miniflare need Node >= 22); .ci/workers runs it.
-/* global process, console, setTimeout, clearTimeout, Headers */
+/* global process, console, setTimeout, clearTimeout, Headers, Buffer */
 /**
  * The Cloudflare Workers suite: worker.mjs, bundled by wrangler (its default conditions pick the
  * package's files through the exports map) and run in workerd by miniflare, answers the scenario
@@ -14,6 +14,7 @@
  * Prints one line per check and `N passed, N failed`; exits 1 on any failure.
  */
 import { spawnSync } from 'node:child_process';
+import { constants, generateKeyPairSync, sign } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
@@ -51,8 +52,20 @@ const configWith = (driver) => ({
   ],
 });
 const iam = await startDevIam({ config: configWith(['READ']) });
+// A PS256 key of our own (the development IAM signs RS256): its JWKS is served by the fault server.
+const pss = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const pssJwks = { keys: [{ ...pss.publicKey.export({ format: 'jwk' }), kid: 'ps-1', alg: 'PS256', use: 'sig' }] };
+/** `token`'s header and claims, signed again with PS256 under the key above. */
+function resignPs256(token) {
+  const [header, payload] = token.split('.');
+  const head = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(header, 'base64url').toString()), alg: 'PS256', kid: 'ps-1' })).toString('base64url');
+  const input = `${head}.${payload}`;
+  const signature = sign('sha256', Buffer.from(input), { key: pss.privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
+  return `${input}.${signature.toString('base64url')}`;
+}
 const hanging = new Set();
 const faults = createServer((req, res) => {
+  if (req.url === '/pss-jwks') { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(pssJwks)); return; }
   if (req.url === '/hang') { hanging.add(res); return; } // never answers
   if (req.url === '/redirect-jwks') { res.writeHead(302, { location: `${iam.baseUrl}/authentication/v1/.well-known/jwks.json` }).end(); return; }
   if (req.url === '/redirect-policy') { res.writeHead(302, { location: `${iam.baseUrl}/policy/v1/roles` }).end(); return; }
@@ -157,6 +170,9 @@ async function runScenarios() {
     expect(`${combo}: wrong tenant → 401`, await call(`/${combo}/iam/READ/WVW1`, otherTenant), 401);
     expect(`${combo}: denied (DRIVER WRITE) → 403`, await call(`/${combo}/iam/WRITE/WVW1`, alice), 403, 'ERR_PERMISSION_DENIED');
     expect(`${combo}: IAM down → 503`, await call(`/${combo}/down/READ/WVW1`, alice), 503, 'ERR_JWKS_UNAVAILABLE');
+    const ps256 = resignPs256(alice);
+    expect(`${combo}: PS256 token → 200`, await call(`/${combo}/pss/AUTH/WVW1`, ps256), 200);
+    expect(`${combo}: forged PS256 signature → 401`, await call(`/${combo}/pss/AUTH/WVW1`, `${ps256.slice(0, ps256.lastIndexOf('.'))}.${'A'.repeat(342)}`), 401, 'ERR_TOKEN_INVALID');
     for (const [profile, code] of [['jwks', 'ERR_JWKS_UNAVAILABLE'], ['policy', 'ERR_POLICY_UNAVAILABLE']]) {
       for (const fault of ['hang', 'redirect', 'huge']) {
         expect(`${combo}: ${fault} ${profile} upstream → 503`, await call(`/${combo}/${profile}-${fault}/READ/WVW1`, alice), 503, code);

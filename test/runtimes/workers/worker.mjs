@@ -26,6 +26,8 @@ const profiles = {
   'policy-hang': { ...common, policyUrl: `${fault}/hang` },
   'policy-redirect': { ...common, policyUrl: `${fault}/redirect-policy` },
   'policy-huge': { ...common, policyUrl: `${fault}/huge` },
+  // PS256: workerd's node:crypto ignores PSS padding, so these go through WebCrypto.
+  pss: { ...common, algorithms: ['PS256'], jwksUri: `${fault}/pss-jwks` },
 };
 
 /** Both adapters over one authorizer per profile. */
@@ -36,10 +38,12 @@ function build(style) {
     const authorizer = createAuthorizer(options);
     const hono = honoAuthz(authorizer);
     const guards = createFetchGuards(authorizer);
-    for (const permission of ['READ', 'WRITE']) {
-      app.get(`/${style}/hono/${name}/${permission}/:vin`, hono.requirePermission('vehicle-service', permission, 'VIN', (c) => c.req.param('vin')),
-        (c) => c.json({ ok: true, sub: c.get('iam').claims.sub, permission }));
-      fetchRoutes.set(`${name}/${permission}`, guards.requirePermission('vehicle-service', permission, 'VIN', (request) => new URL(request.url).pathname.split('/').pop()));
+    for (const permission of ['READ', 'WRITE', 'AUTH']) {
+      // AUTH: the token alone (authenticate()), no permission.
+      const honoGuard = permission === 'AUTH' ? hono.authenticate() : hono.requirePermission('vehicle-service', permission, 'VIN', (c) => c.req.param('vin'));
+      app.get(`/${style}/hono/${name}/${permission}/:vin`, honoGuard, (c) => c.json({ ok: true, sub: c.get('iam').claims.sub, permission }));
+      fetchRoutes.set(`${name}/${permission}`, permission === 'AUTH' ? guards.authenticate()
+        : guards.requirePermission('vehicle-service', permission, 'VIN', (request) => new URL(request.url).pathname.split('/').pop()));
     }
   }
   return async (request, env, ctx) => {
