@@ -63,7 +63,10 @@ export interface AuthorizerOptions {
   maxTokenBytes?: number;
   /** Verified-token cache settings, or `false` to verify every request. Default: on, see {@link TokenCacheOptions}. */
   tokenCache?: TokenCacheOptions | false;
-  /** undici Dispatcher for every outgoing request. Default: an `EnvHttpProxyAgent` (honours `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`), closed by `close()`. */
+  /**
+   * undici Dispatcher for every outgoing request. Default: an `EnvHttpProxyAgent` (honours `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`), closed by `close()`.
+   * Ignored on Cloudflare Workers, where requests go through the platform `fetch`.
+   */
   dispatcher?: Dispatcher;
   /** Clock in ms since the epoch; for tests. Default `Date.now`. */
   now?: () => number;
