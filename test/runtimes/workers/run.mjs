@@ -1,6 +1,6 @@
 // eslint-disable-next-line @typescript-eslint/ban-ts-comment -- as smoke.mjs: run as is by Node 24, not compiled
 // @ts-nocheck -- a plain Node 24 script (wrangler and miniflare need Node >= 22); .ci/workers runs it.
-/* global process, console, setTimeout, clearTimeout, Headers, Buffer */
+/* global process, console, setTimeout, clearTimeout, Headers, Buffer, fetch */
 /**
  * The Cloudflare Workers suite: worker.mjs, bundled by wrangler (its default conditions pick the
  * package's files through the exports map) and run in workerd by miniflare, answers the scenario
@@ -64,11 +64,19 @@ function resignPs256(token) {
   return `${input}.${signature.toString('base64url')}`;
 }
 const hanging = new Set();
+let redirectsFollowed = 0;
 const faults = createServer((req, res) => {
   if (req.url === '/pss-jwks') { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(pssJwks)); return; }
   if (req.url === '/hang') { hanging.add(res); return; } // never answers
-  if (req.url === '/redirect-jwks') { res.writeHead(302, { location: `${iam.baseUrl}/authentication/v1/.well-known/jwks.json` }).end(); return; }
-  if (req.url === '/redirect-policy') { res.writeHead(302, { location: `${iam.baseUrl}/policy/v1/roles` }).end(); return; }
+  // Redirects to a working copy of the IAM's JWKS or policy: following one would grant.
+  if (req.url === '/redirect-jwks') { res.writeHead(302, { location: `${faultBase}/followed/authentication/v1/.well-known/jwks.json` }).end(); return; }
+  if (req.url === '/redirect-policy') { res.writeHead(302, { location: `${faultBase}/followed/policy/v1/roles` }).end(); return; }
+  if (req.url.startsWith('/followed/')) {
+    redirectsFollowed++;
+    fetch(`${iam.baseUrl}${req.url.slice('/followed'.length)}`, { headers: { authorization: req.headers.authorization ?? '' } })
+      .then(async (upstream) => { res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' }).end(await upstream.text()); }, () => res.destroy());
+    return;
+  }
   if (req.url === '/huge') {
     // Chunked (no content-length): only counting the bytes as they come can stop it.
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -179,6 +187,8 @@ async function runScenarios() {
       }
     }
   }
+
+  check('no redirect was followed (the redirect targets were never asked)', redirectsFollowed === 0, `${redirectsFollowed} requests`);
 
   // Key rotation: a token signed with a key whose kid the Worker has never seen.
   iam.rotateKeys();
