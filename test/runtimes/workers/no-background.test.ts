@@ -6,6 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { createAuthorizer } from '../../../src/index.js';
+import { abandoned, joinShared } from '../../../src/lib/transport.js';
 import { useTransportForTesting } from '../../../src/lib/upstream.js';
 import { Clock, examplePolicy, KEY, KEY2, mint, startJwksServer, startPolicyServer, VEHICLE, type Loopback, type PolicyServer } from '../../helpers/index.js';
 
@@ -83,4 +84,18 @@ test('a stale JWKS that cannot be refreshed is still served within maxStaleMs', 
     jwks.handler = handler;
   }
   await a.close();
+});
+
+test('a fetch left unsettled by a cancelled request is waited for at most its timeout, then replaced', async () => {
+  // workerd drops a cancelled request's pending fetch without settling it: a request that joined
+  // it goes on (its caller answers from what it holds, or 503), and the next one starts another.
+  const never = new Promise<string>(() => undefined);
+  await expect(joinShared(never, 50, 'gave up')).resolves.toBe('gave up');
+  expect(abandoned(0, 50 + 1_000, 50)).toBe(false);
+  expect(abandoned(0, 50 + 1_001, 50)).toBe(true);
+  // Not on Node: there a fetch always settles (its timeout fires), and nothing is given up.
+  Reflect.deleteProperty(globalThis, 'navigator');
+  expect(abandoned(0, 1_000_000, 50)).toBe(false);
+  const settled = Promise.resolve('settled');
+  expect(joinShared(settled, 50, 'gave up')).toBe(settled);
 });
