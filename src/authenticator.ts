@@ -69,9 +69,13 @@ export function createAuthenticator(config: AuthenticatorConfig, shared: SharedR
       if (cache) {
         const hit = cache.get(token, now());
         if (hit) {
-          keySets.get(hit.claims.iss)?.touch?.();
-          if (tokenCacheHit.hasSubscribers) tokenCacheHit.publish(HIT);
-          return hit;
+          // A promise only where refreshes cannot run in the background (workerd): this request
+          // refreshes the keys, and the hit stands only if the token's key survived the refresh.
+          const refreshing = keySets.get(hit.claims.iss)?.touch?.();
+          if (!refreshing || (await refreshing, cache.get(token, now()) === hit)) {
+            if (tokenCacheHit.hasSubscribers) tokenCacheHit.publish(HIT);
+            return hit;
+          }
         }
       }
       const generation = cache?.generation ?? 0;

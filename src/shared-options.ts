@@ -19,7 +19,11 @@ export interface SharedOptions {
    * Default `${baseUrl}/authentication/v1`.
    */
   issuer?: string | readonly string[];
-  /** undici Dispatcher for every outgoing request. Default: an `EnvHttpProxyAgent` (honours `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`), closed by `close()`. */
+  /**
+   * undici Dispatcher for every outgoing request. Default: an `EnvHttpProxyAgent` (honours
+   * `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`), closed by `close()`. Ignored on Cloudflare Workers,
+   * where requests go through the platform `fetch`.
+   */
   dispatcher?: Dispatcher;
   /** Clock in ms since the epoch; for tests. Default `Date.now`. */
   now?: () => number;

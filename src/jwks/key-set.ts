@@ -15,9 +15,10 @@ export interface KeySet {
   /**
    * Called on verified-token cache hits, which never look a key up: starts a background refresh
    * when the keys are older than the cache max-age, so that a kid removed from the JWKS is noticed
-   * (and the token cache cleared) even when every request is a cache hit.
+   * (and the token cache cleared) even when every request is a cache hit. Where no background work
+   * is allowed (workerd), refreshes in the caller's request instead and returns the promise to wait for.
    */
-  touch?(): void;
+  touch?(): Promise<void> | undefined;
   /**
    * After a signature failed with `tried` (the keys held for `kid`): refetches the JWKS — bounded by
    * the cooldown and shared, as for an unknown kid — and resolves with the keys now held for `kid`
@@ -28,14 +29,19 @@ export interface KeySet {
   close?(): void;
 }
 
-/** A JWK Set given in the options: imported once, never fetched. */
+/**
+ * A JWK Set given in the options: imported once, on first use, never fetched. Not at construction:
+ * a Worker may build its authorizer at global scope, where workerd allows no asynchronous work.
+ */
 export class StaticKeySet implements KeySet {
-  readonly #loading: Promise<KeyIndex>;
+  readonly #jwks: { keys: unknown[] };
+  readonly #algorithms: ReadonlySet<string>;
+  #loading: Promise<KeyIndex> | undefined;
   #index: KeyIndex | undefined;
 
   constructor(jwks: { keys: unknown[] }, algorithms: ReadonlySet<string>) {
-    this.#loading = importJwks(jwks, algorithms).then((index) => (this.#index = index));
-    this.#loading.catch(() => undefined);
+    this.#jwks = { keys: [...jwks.keys] };
+    this.#algorithms = algorithms;
   }
 
   peek(kid: string): readonly VerificationKey[] | undefined {
@@ -43,12 +49,16 @@ export class StaticKeySet implements KeySet {
   }
 
   async resolve(kid: string): Promise<readonly VerificationKey[]> {
-    const keys = (await this.#loading).get(kid);
+    const keys = (await this.#load()).get(kid);
     if (!keys) throw new TokenInvalidError('no key in the JWKS matches the token kid');
     return keys;
   }
 
   async ready(): Promise<void> {
-    await this.#loading;
+    await this.#load();
+  }
+
+  #load(): Promise<KeyIndex> {
+    return (this.#loading ??= importJwks(this.#jwks, this.#algorithms).then((index) => (this.#index = index)));
   }
 }

@@ -8,7 +8,9 @@
 import type { Dispatcher } from 'undici';
 import { JwksUnavailableError, TokenInvalidError } from '../errors.js';
 import { jwksFailed, jwksRefreshed } from '../diagnostics.js';
+import { Closer } from '../lib/closer.js';
 import { httpGet, parseJsonBody, UpstreamError } from '../lib/upstream.js';
+import { abandoned, backgroundWorkAllowed, joinShared } from '../lib/transport.js';
 import { changedKids, importJwks, isJwkSetLike, type KeyIndex, type VerificationKey } from './import-jwks.js';
 import type { KeySet } from './key-set.js';
 
@@ -33,7 +35,9 @@ export class RemoteKeySet implements KeySet {
   #lastAttemptAt: number | undefined;
   #lastError: UpstreamError | undefined;
   #inflight: Promise<void> | undefined;
-  readonly #closing = new AbortController();
+  /** Fetches started so far; tells the running one from an abandoned one. */
+  #fetches = 0;
+  readonly #closing = new Closer();
 
   constructor(config: RemoteKeySetConfig) {
     this.#config = config;
@@ -42,15 +46,21 @@ export class RemoteKeySet implements KeySet {
   peek(kid: string): readonly VerificationKey[] | undefined {
     if (this.#lastSuccessAt === undefined) return undefined;
     if (this.#config.now() - this.#lastSuccessAt > this.#config.cacheMaxAgeMs + this.#config.maxStaleMs) return undefined;
-    this.touch();
+    // Without background work (workerd), a due refresh is the caller's: `resolve` does it.
+    if (!backgroundWorkAllowed() && this.#refreshDue()) return undefined;
+    void this.touch(); // settles by itself: background work here
     return this.#index.get(kid);
   }
 
-  /** Starts a background refresh when the keys are older than `cacheMaxAgeMs`. */
-  touch(): void {
-    if (this.#lastSuccessAt !== undefined && this.#config.now() - this.#lastSuccessAt > this.#config.cacheMaxAgeMs) {
-      this.#refreshInBackground();
-    }
+  /**
+   * Starts a background refresh when the keys are older than `cacheMaxAgeMs`. Where no background
+   * work is allowed (workerd), does it in the caller's request instead: the promise to wait for.
+   */
+  touch(): Promise<void> | undefined {
+    if (!this.#refreshDue()) return undefined;
+    if (!backgroundWorkAllowed()) return this.#refreshOrJoin();
+    this.#refreshInBackground();
+    return undefined;
   }
 
   async resolve(kid: string): Promise<readonly VerificationKey[]> {
@@ -58,7 +68,8 @@ export class RemoteKeySet implements KeySet {
       await this.#refreshOrJoin();
       if (!this.#usable()) throw this.#unavailable();
     } else {
-      this.touch();
+      // Stale keys stay usable if the refresh fails (stale-if-error).
+      await this.touch();
     }
     const known = this.#index.get(kid);
     if (known) return known;
@@ -86,7 +97,7 @@ export class RemoteKeySet implements KeySet {
 
   /** Aborts a fetch under way; later fetches fail at once (503). */
   close(): void {
-    this.#closing.abort();
+    this.#closing.close();
   }
 
   /** True while the cached keys may be used: fetched once, and stale for no longer than `maxStaleMs`. */
@@ -94,22 +105,32 @@ export class RemoteKeySet implements KeySet {
     return this.#lastSuccessAt !== undefined && this.#config.now() - this.#lastSuccessAt <= this.#config.cacheMaxAgeMs + this.#config.maxStaleMs;
   }
 
+  /** True when the keys are older than `cacheMaxAgeMs` and a fetch may start (or is running). */
+  #refreshDue(): boolean {
+    return this.#lastSuccessAt !== undefined && this.#config.now() - this.#lastSuccessAt > this.#config.cacheMaxAgeMs && (this.#inflight !== undefined || this.#mayFetch());
+  }
+
   /** Starts a fetch unless one is running or the cooldown forbids it; waits for any running fetch. */
   async #refreshOrJoin(): Promise<void> {
-    if (!this.#inflight && this.#mayFetch()) this.#inflight = this.#fetch();
-    if (this.#inflight) await this.#inflight;
+    if (this.#inflight && abandoned(this.#lastAttemptAt, this.#config.now(), this.#config.timeoutMs)) this.#inflight = undefined;
+    if (!this.#inflight && this.#mayFetch()) this.#start();
+    if (this.#inflight) await joinShared(this.#inflight, this.#config.timeoutMs, undefined);
   }
 
   #refreshInBackground(): void {
-    if (!this.#inflight && this.#mayFetch()) this.#inflight = this.#fetch();
+    if (!this.#inflight && this.#mayFetch()) this.#start();
   }
 
   #mayFetch(): boolean {
     return this.#lastAttemptAt === undefined || this.#config.now() - this.#lastAttemptAt >= this.#config.cooldownMs;
   }
 
+  #start(): void {
+    this.#inflight = this.#fetch(++this.#fetches);
+  }
+
   /** Never rejects: the outcome is recorded in the instance. */
-  async #fetch(): Promise<void> {
+  async #fetch(seq: number): Promise<void> {
     const config = this.#config;
     this.#lastAttemptAt = config.now();
     try {
@@ -118,7 +139,7 @@ export class RemoteKeySet implements KeySet {
         timeoutMs: config.timeoutMs,
         maxBytes: config.maxBytes,
         headers: { accept: 'application/jwk-set+json, application/json' },
-        signal: this.#closing.signal,
+        closer: this.#closing,
         expectJson: true,
       });
       const body = parseJsonBody(res.body, config.uri);
@@ -137,7 +158,8 @@ export class RemoteKeySet implements KeySet {
       this.#lastError = failure;
       if (jwksFailed.hasSubscribers) jwksFailed.publish({ uri: config.uri, reason: failure.reason, misconfigured: failure.misconfigured, error: failure });
     } finally {
-      this.#inflight = undefined;
+      // Only if still the running one: an abandoned fetch (workerd) may have been replaced.
+      if (this.#fetches === seq) this.#inflight = undefined;
     }
   }
 

@@ -1,13 +1,27 @@
 /**
  * The one HTTP client used for every outgoing request (JWKS and policy GETs, the token client's
- * POST), and the one place that translates undici's errors: a total timeout, a body-size cap and
- * no redirects followed.
+ * POST), and the one place for its rules, whichever transport carries the request (undici, or
+ * the platform `fetch` on Cloudflare Workers; see `transport.ts`): a total timeout, a body-size
+ * cap and no redirects followed, and the translation of the client's errors.
  */
 import type { Dispatcher } from 'undici';
 import { decodeUtf8Sliced, parseJsonSliced } from './sliced-json.js';
-import { loadUndici } from './undici.js';
+import type { Closer } from './closer.js';
+import { fetchTransport } from './fetch-transport.js';
+import { prefersFetch, type RawAnswer, type Transport } from './transport.js';
+import { undiciTransport } from './undici.js';
 
-type Undici = typeof import('undici');
+let transport: Transport | undefined;
+
+/** The transport of this process, chosen on the first request. */
+function chosenTransport(): Transport {
+  return (transport ??= prefersFetch() ? fetchTransport : undiciTransport);
+}
+
+/** Tests only: run the upstream rules over the given transport (`undefined`: choose again). */
+export function useTransportForTesting(name: 'undici' | 'fetch' | undefined): void {
+  transport = name === undefined ? undefined : name === 'fetch' ? fetchTransport : undiciTransport;
+}
 
 /** Why an upstream call failed; stable strings, used in events and error messages. */
 export type UpstreamFailureReason = 'timeout' | 'network' | 'status' | 'redirect' | 'oversize' | 'malformed';
@@ -58,14 +72,18 @@ export interface ErrorResponseBody {
 }
 
 export interface GetOptions {
+  /** undici's dispatcher; unused on the `fetch` transport (Cloudflare Workers). */
   dispatcher: Dispatcher;
   /** Total time for connect, headers and body. */
   timeoutMs: number;
   /** Largest body accepted, in bytes. */
   maxBytes: number;
   headers: Record<string, string>;
-  /** Aborts the request (e.g. when its owner closes); it then fails as a `network` error. */
-  signal?: AbortSignal;
+  /**
+   * Aborts the request when its owner closes; it then fails as a `network` error. Not an
+   * `AbortSignal`: workerd refuses I/O through a signal made while serving another request.
+   */
+  closer?: Closer;
   /** Statuses answered without a body check (e.g. 304); anything else outside 2xx fails. */
   acceptStatuses?: readonly number[];
   /**
@@ -80,13 +98,6 @@ export interface GetResult {
   headers: Record<string, string | string[] | undefined>;
   body: Buffer;
 }
-
-/**
- * undici's redirect interceptor honours a per-request `maxRedirections`, and 0 turns it off: a
- * dispatcher the user composed with `interceptors.redirect()` would otherwise follow a 3xx to
- * another host before the check below ever sees it. Not in undici's request types, hence a spread.
- */
-const NO_REDIRECTS = { maxRedirections: 0 } as object;
 
 /** GET `url`; rejects with an {@link UpstreamError} on any failure. Never follows a redirect. */
 export async function httpGet(url: string, options: GetOptions): Promise<GetResult> {
@@ -111,68 +122,41 @@ export interface RequestOptions extends GetOptions {
  * body, rejects with an {@link UpstreamError} on any failure. Never follows a redirect.
  */
 export async function httpRequest(url: string, options: RequestOptions): Promise<GetResult> {
+  const client = chosenTransport();
   // Loading the HTTP client (once per process) is not the upstream's time: start the clock after it.
-  const { request } = await loadUndici();
+  await client.load?.();
+  // Made per call, inside the request that needs it: never shared between requests (workerd refuses that).
   const controller = new AbortController();
   const timer = setTimeout(() => {
     controller.abort(new UpstreamError('timeout', `${options.method} ${url}: no complete answer within ${options.timeoutMs} ms`));
   }, options.timeoutMs);
-  const onOwnerAbort = (): void => { controller.abort(new UpstreamError('network', 'aborted: the client was closed')); };
-  if (options.signal?.aborted) onOwnerAbort();
-  else options.signal?.addEventListener('abort', onOwnerAbort, { once: true });
+  const onOwnerClose = (): void => { controller.abort(new UpstreamError('network', 'aborted: the client was closed')); };
+  if (options.closer?.closed) onOwnerClose();
+  const stopListening = options.closer?.onClose(onOwnerClose);
   try {
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await send(request, url, options, controller.signal);
-    } catch (error) {
-      // A pooled keep-alive socket the server closed before answering fails the request before any
-      // response byte. A GET is idempotent: retry it once (undici drops the dead socket, so the
-      // retry goes out on another connection); a second failure is an outage. Never a POST, never
-      // a timeout or an abort, never more than once.
-      if (options.method !== 'GET' || controller.signal.aborted || !isStaleSocketError(error)) throw error;
-      res = await send(request, url, options, controller.signal);
-    }
-    return await readAnswer(url, res, options);
+    const answer = await client.send(url, options, controller.signal);
+    return await readAnswer(url, answer, options);
   } catch (error) {
     throw translateUpstreamError(error, controller.signal, `${options.method} ${url}`);
   } finally {
     clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onOwnerAbort);
+    stopListening?.();
   }
 }
 
-/** undici codes of a connection the peer closed or reset under a request. */
-const STALE_SOCKET_CODES: ReadonlySet<string> = new Set(['UND_ERR_SOCKET', 'ECONNRESET']);
-
-function isStaleSocketError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && STALE_SOCKET_CODES.has(code);
-}
-
-async function send(request: Undici['request'], url: string, options: RequestOptions, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
-  return request(url, {
-    method: options.method,
-    headers: options.headers,
-    ...(options.body === undefined ? {} : { body: options.body }),
-    dispatcher: options.dispatcher,
-    signal,
-    ...NO_REDIRECTS,
-  });
-}
-
 /** Checks an answer's status, content-type and size, and reads its body. */
-async function readAnswer(url: string, res: Dispatcher.ResponseData, options: RequestOptions): Promise<GetResult> {
+async function readAnswer(url: string, res: RawAnswer, options: RequestOptions): Promise<GetResult> {
   const { statusCode } = res;
   const what = `${options.method} ${url}`;
   // 304 is a 3xx but not a redirect: unexpected when no validator was sent, a plain status failure.
   if (statusCode >= 300 && statusCode < 400 && statusCode !== 304 && !options.acceptStatuses?.includes(statusCode)) {
-    discard(res.body);
+    res.discard();
     throw new UpstreamError('redirect', `${what} answered ${statusCode}; redirects are not followed`, { statusCode, misconfigured: true });
   }
   if ((statusCode < 200 || statusCode >= 300) && !options.acceptStatuses?.includes(statusCode)) {
     const errorBodyMaxBytes = options.errorBodyMaxBytes ?? 0;
-    const body = statusCode >= 400 && errorBodyMaxBytes > 0 ? await readErrorBody(res, errorBodyMaxBytes) : undefined;
-    if (body === undefined) discard(res.body);
+    const body = statusCode >= 400 && errorBodyMaxBytes > 0 ? await readBody(res, errorBodyMaxBytes).catch(() => undefined) : undefined;
+    if (body === undefined) res.discard();
     throw new UpstreamError('status', `${what} answered HTTP ${statusCode}`, {
       statusCode,
       misconfigured: MISCONFIGURED_STATUSES.has(statusCode),
@@ -181,26 +165,35 @@ async function readAnswer(url: string, res: Dispatcher.ResponseData, options: Re
   }
   const contentType = headerValue(res.headers['content-type']);
   if (options.expectJson && statusCode >= 200 && statusCode < 300 && contentType !== undefined && !isJsonMediaType(contentType)) {
-    discard(res.body);
+    res.discard();
     throw new UpstreamError('malformed', `${what} answered HTTP ${statusCode} with content-type ${printable(contentType)}, not JSON`, { statusCode, misconfigured: true });
   }
-  const declared = Number(res.headers['content-length']);
-  if (Number.isFinite(declared) && declared > options.maxBytes) {
-    discard(res.body);
-    throw new UpstreamError('oversize', `${what}: body of ${declared} bytes exceeds ${options.maxBytes}`, { statusCode });
+  const body = await readBody(res, options.maxBytes);
+  if (body === undefined) throw new UpstreamError('oversize', `${what}: body exceeds ${options.maxBytes} bytes`, { statusCode });
+  return { statusCode, headers: res.headers, body };
+}
+
+/**
+ * The body, or `undefined` (and the rest dropped) once it is known to exceed `maxBytes`: at once
+ * from `content-length`, else while counting the chunks as they arrive (a chunked body too).
+ */
+async function readBody(res: RawAnswer, maxBytes: number): Promise<Buffer | undefined> {
+  const declared = Number(headerValue(res.headers['content-length']));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    res.discard();
+    return undefined;
   }
-  const chunks: Buffer[] = [];
+  const chunks: Uint8Array[] = [];
   let total = 0;
   for await (const chunk of res.body) {
-    const buf = chunk as Buffer;
-    total += buf.length;
-    if (total > options.maxBytes) {
-      discard(res.body);
-      throw new UpstreamError('oversize', `${what}: body exceeds ${options.maxBytes} bytes`, { statusCode });
+    total += chunk.byteLength;
+    if (total > maxBytes) {
+      res.discard();
+      return undefined;
     }
-    chunks.push(buf);
+    chunks.push(chunk);
   }
-  return { statusCode, headers: res.headers, body: Buffer.concat(chunks, total) };
+  return Buffer.concat(chunks, total);
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {
@@ -220,37 +213,6 @@ function isJsonMediaType(contentType: string): boolean {
 function printable(value: string): string {
   const text = value.replace(/[^\x20-\x7e]/g, '?');
   return JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
-}
-
-/** Reads an error answer's body up to `maxBytes`; `undefined` (body dropped) when longer or broken. */
-async function readErrorBody(res: Dispatcher.ResponseData, maxBytes: number): Promise<Buffer | undefined> {
-  const declared = Number(res.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes) return undefined;
-  // Leaving the loop early destroys the body, which then emits an abort error: keep it handled.
-  res.body.on('error', () => undefined);
-  const chunks: Buffer[] = [];
-  let total = 0;
-  try {
-    for await (const chunk of res.body) {
-      const buf = chunk as Buffer;
-      total += buf.length;
-      if (total > maxBytes) return undefined;
-      chunks.push(buf);
-    }
-  } catch {
-    return undefined;
-  }
-  return Buffer.concat(chunks, total);
-}
-
-/**
- * Drops a body we will not read. undici's body emits an abort error when destroyed before its end;
- * without a listener that error is an uncaught exception, i.e. an IAM answering 500 would crash
- * the process.
- */
-function discard(body: Dispatcher.ResponseData['body']): void {
-  body.on('error', () => undefined);
-  body.destroy();
 }
 
 /**
@@ -286,7 +248,7 @@ function notJson(body: Buffer, error: unknown, url: string | undefined): Upstrea
 }
 
 /**
- * undici's own errors, as an {@link UpstreamError} whose cause is a copy without peer bytes: an
+ * The HTTP client's own errors, as an {@link UpstreamError} whose cause is a copy without peer bytes: an
  * `HTTPParserError` carries the unparsable response bytes in `data`, which a logger serialising
  * the cause chain would print. (An error already made here is passed through.)
  */

@@ -30,6 +30,8 @@ import { PolicyUnavailableError, TokenRejectedError } from '../errors.js';
 import { policyChanged, policyFailed, policyFetched, policyRevalidated, policyStale, policyTokenRefused } from '../diagnostics.js';
 import { compilePolicyYielding } from '../engine/compile-policy.js';
 import { BYTES_PER_TURN, nextTurn } from '../lib/sliced-json.js';
+import { Closer } from '../lib/closer.js';
+import { abandoned, backgroundWorkAllowed, joinShared } from '../lib/transport.js';
 import { httpGet, parseJsonBodySliced, UpstreamError } from '../lib/upstream.js';
 import type { RolePolicy } from '../types.js';
 import type { CompiledPolicy } from '../engine/compile-policy.js';
@@ -94,7 +96,7 @@ interface Refusal {
 export class PolicyClient {
   readonly #config: PolicyClientConfig;
   readonly #apps: LRUCache<string, AppState>;
-  readonly #closing = new AbortController();
+  readonly #closing = new Closer();
   /** SHA-256 of recently refused tokens (never the tokens themselves) → the refusal. */
   readonly #refused = new LRUCache<string, Refusal>({ max: REFUSAL_MEMORY_MAX });
 
@@ -130,8 +132,10 @@ export class PolicyClient {
         if (policyStale.hasSubscribers) {
           policyStale.publish({ applicationId, changeId: entry.policy.changeId, ageMs: age, lastError: state.lastError });
         }
-        void this.#startFetch(state, applicationId, callerToken, false);
-        return entry;
+        const revalidating = this.#startFetch(state, applicationId, callerToken, false);
+        // workerd drops a request's leftover work: there this request revalidates and waits.
+        if (revalidating && !backgroundWorkAllowed()) await joinShared(revalidating, this.#config.timeoutMs, RECORDED);
+        return this.#usable(state) ?? entry;
       }
     }
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
@@ -139,7 +143,7 @@ export class PolicyClient {
       // that refusal said nothing about the application.
       const pending = this.#startFetch(state, applicationId, callerToken, round > 0 || state.lastError === undefined);
       if (!pending) break;
-      const outcome = await pending;
+      const outcome = await joinShared(pending, this.#config.timeoutMs, RECORDED);
       const usable = this.#usable(state);
       if (usable) return usable;
       if (!outcome.refused) break;
@@ -157,7 +161,7 @@ export class PolicyClient {
   async refreshAfterDenial(applicationId: string, callerToken: string, seen: PolicyEntry): Promise<PolicyEntry | undefined> {
     const state = this.#state(applicationId);
     const pending = this.#startFetch(state, applicationId, callerToken, false);
-    const outcome = pending ? await pending : RECORDED;
+    const outcome = pending ? await joinShared(pending, this.#config.timeoutMs, RECORDED) : RECORDED;
     if (outcome.refused && outcome.token === callerToken) throw this.#refusedError(applicationId, state, outcome.status);
     const entry = this.#usable(state);
     return entry && entry.policy !== seen.policy ? entry : undefined;
@@ -165,7 +169,7 @@ export class PolicyClient {
 
   /** Aborts fetches under way and forgets every policy; later fetches fail at once (503). */
   close(): void {
-    this.#closing.abort();
+    this.#closing.close();
     this.#apps.clear();
     this.#refused.clear();
   }
@@ -238,14 +242,14 @@ export class PolicyClient {
    * (a background revalidation then waits for the next caller's token).
    */
   #startFetch(state: AppState, applicationId: string, callerToken: string, urgent: boolean): Promise<FetchOutcome> | undefined {
-    if (state.inflight) return state.inflight;
     const now = this.#config.now();
+    if (state.inflight && !abandoned(state.lastAttemptAt, now, this.#config.timeoutMs)) return state.inflight;
     if (!urgent && state.lastAttemptAt !== undefined && now - state.lastAttemptAt < this.#config.minRefreshIntervalMs) return undefined;
     if (this.#refusal(callerToken) !== undefined && this.#config.policyToken === undefined) return undefined;
     const attemptBefore = state.lastAttemptAt;
     state.lastAttemptAt = now;
     const pending = this.#fetch(state, applicationId, callerToken, attemptBefore).finally(() => {
-      state.inflight = undefined;
+      if (state.inflight === pending) state.inflight = undefined;
     });
     state.inflight = pending;
     return pending;
@@ -268,7 +272,7 @@ export class PolicyClient {
         maxBytes: config.maxBytes,
         headers,
         acceptStatuses: previous ? [304] : [],
-        signal: this.#closing.signal,
+        closer: this.#closing,
         expectJson: true,
       });
       state.acceptedAt = config.now();

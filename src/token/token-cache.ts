@@ -39,8 +39,12 @@ export class TokenCache {
   /** Hashes of tokens verified once while the cache was full; 0 is an empty slot. */
   readonly #doorkeeper: Uint32Array;
   readonly #mask: number;
-  /** Per process, so which tokens share a doorkeeper slot cannot be worked out in advance. */
-  readonly #seed = randomInt(0x7fffffff);
+  /**
+   * Per process, so which tokens share a doorkeeper slot cannot be worked out in advance. Drawn on
+   * first use, not at construction: workerd refuses random values at global scope, where a Worker
+   * may build its authorizer.
+   */
+  #seed: number | undefined;
   #generation = 0;
 
   constructor(max: number, maxTtlMs: number) {
@@ -55,7 +59,7 @@ export class TokenCache {
 
   /** Doorkeeper hash, on the miss path only: seeded FNV-1a over the key; never 0 (an empty slot). */
   #hash(key: string): number {
-    let h = (0x811c9dc5 ^ this.#seed) >>> 0;
+    let h = (0x811c9dc5 ^ (this.#seed ??= randomInt(0x7fffffff))) >>> 0;
     for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
     return (h >>> 0) || 1;
   }

@@ -11,7 +11,7 @@ import { checkClaims, type ClaimPolicy } from './claims.js';
 import { copyParts, decodeJsonSegment, signedParts, signedPartsInScratch, splitCompact, type CompactSplit } from './compact.js';
 import { freezeTree } from './freeze-tree.js';
 import { checkHeader, type HeaderPolicy } from './header.js';
-import { verifySignature, verifySignatureInPool, type SupportedAlgorithm } from './signature.js';
+import { needsWebCrypto, verifySignature, verifySignatureInPool, type SupportedAlgorithm } from './signature.js';
 
 export interface VerifyPolicy extends HeaderPolicy, ClaimPolicy {
   /** Verifications allowed in libuv's thread pool at once; 0 verifies every signature on the event loop. */
@@ -69,7 +69,7 @@ export class TokenVerifier {
 
   #finish(keySet: KeySet, token: string, split: CompactSplit, header: IamTokenHeader, payload: Record<string, unknown>, keys: readonly VerificationKey[], newHeaderSegment: string | undefined): Identity | Promise<Identity> {
     const alg = header.alg as SupportedAlgorithm; // checkHeader allowed it, and options only allow supported ones
-    if (this.#inPool < this.#policy.poolVerifications) {
+    if (this.#inPool < this.#policy.poolVerifications || needsWebCrypto(alg)) {
       // Off the event loop while the pool has room; bounded, so a burst cannot queue without end.
       const { signingInput, signature } = signedParts(token, split);
       this.#inPool++;
@@ -94,8 +94,9 @@ export class TokenVerifier {
       // verify once more with the new key; a forged token costs at most one refetch per cooldown.
       const refetch = keySet.refetchAfterFailure?.(header.kid, keys);
       if (!refetch) throw new TokenInvalidError('token signature is invalid');
-      return refetch.then((fresh) => {
-        if (!fresh || !verifiedBy(fresh, alg, signingInput, signature)) throw new TokenInvalidError('token signature is invalid');
+      return refetch.then(async (fresh) => {
+        const ok = fresh !== undefined && (needsWebCrypto(alg) ? await verifiedInPool(fresh, alg, signingInput, signature) : verifiedBy(fresh, alg, signingInput, signature));
+        if (!ok) throw new TokenInvalidError('token signature is invalid');
         return this.#accept(token, header, payload, newHeaderSegment);
       });
     }
