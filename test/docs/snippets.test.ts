@@ -1,5 +1,5 @@
 /**
- * Every ```ts block of README.md and docs/**\/*.md typechecks on its own against the built package
+ * Every ```ts block of README.md, docs/**\/*.md and packages/*\/README.md typechecks on its own against the built package
  * (issue 15 §1). Placeholders a snippet may use undeclared (`req`, `res`, `ctx`, `config`, …) are in
  * snippet-prelude.d.ts; a block may opt out with ```ts nocheck (use sparingly, say why beside it).
  */
@@ -16,9 +16,15 @@ describe('documentation snippets', () => {
     ensureBuilt(repoRoot);
   }, 120_000);
 
-  it('every ```ts block in README.md and docs/ typechecks against the built types', () => {
+  it('every ```ts block in README.md, docs/ and the packages\' READMEs typechecks against the built types', () => {
+    const files = markdownFiles(repoRoot);
+    // The pages the README's quick starts move everything else into: each is read, none skipped.
+    for (const page of ['frameworks', 'configuration', 'decisions', 'caching-and-outages', 'dev-iam', 'errors-and-troubleshooting', 'security', 'performance', 'protocol', 'production']) {
+      expect(files).toContain(`docs/${page}.md`);
+    }
+    expect(files).toContain('packages/iam-authz-dev/README.md');
     const snippets: Snippet[] = [];
-    for (const file of markdownFiles(repoRoot)) {
+    for (const file of files) {
       snippets.push(...extractSnippets(file, readFileSync(join(repoRoot, file), 'utf8')).snippets);
     }
     expect(snippets.length).toBeGreaterThan(5);

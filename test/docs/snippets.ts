@@ -3,7 +3,7 @@
  * it into a strict project would: `iam-authz*` imports resolve through the package's own `exports`
  * map (a package self-reference) to the built `.d.ts` files in dist/, never to the sources.
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import ts from 'typescript';
 
@@ -47,9 +47,12 @@ function closingLine(lines: readonly string[], open: number, fence: string): num
   return lines.length;
 }
 
-/** README.md and every docs/**\/*.md, relative to `root`. */
+/** README.md, every docs/**\/*.md and every packages/*\/README.md, relative to `root`. */
 export function markdownFiles(root: string): string[] {
   const out = ['README.md'];
+  for (const name of readdirSync(join(root, 'packages')).sort()) {
+    if (existsSync(join(root, 'packages', name, 'README.md'))) out.push(join('packages', name, 'README.md'));
+  }
   const walk = (dir: string): void => {
     let entries;
     try {
