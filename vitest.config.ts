@@ -14,6 +14,7 @@ export default defineConfig({
     })),
   },
   test: {
+    globalSetup: ['test/helpers/global-setup.ts'],
     include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     testTimeout: 15_000,
     hookTimeout: 15_000,

@@ -1,14 +1,15 @@
 /**
- * The keyed fixtures: two signing keys generated once per test file (at import), token minting
- * with them, and a loopback JWKS. Files that must not spend the key generation import clock.ts,
- * tokens.ts and policy-server.ts directly instead of this module or index.ts.
+ * The keyed fixtures: two signing keys, generated once per test run (global-setup.ts) and injected
+ * here, token minting with them, and a loopback JWKS.
  */
-import { generateSigningKey, type SigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
+import { inject } from 'vitest';
+import { signingKeyFromJwk, type SigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
 import { json, startLoopback, type Loopback } from './loopback.js';
 import { claims, signClaims } from './tokens.js';
 
-export const KEY = generateSigningKey({ kid: 'key-1' });
-export const KEY2 = generateSigningKey({ kid: 'key-2' });
+const keys = inject('testKeys');
+export const KEY = signingKeyFromJwk(keys.key1);
+export const KEY2 = signingKeyFromJwk(keys.key2);
 
 /** A token of the standard {@link claims} for `baseUrl`, signed by `key` ({@link KEY} unless told). */
 export function mint(baseUrl: string, overrides: Record<string, unknown> = {}, header: Record<string, unknown> = {}, key: SigningKey = KEY): string {
