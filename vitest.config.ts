@@ -20,6 +20,14 @@ export default defineConfig({
     hookTimeout: 15_000,
     // Tests start real loopback servers; keep the 2-core machines from oversubscribing.
     maxWorkers: 2,
+    // `npm test -- --coverage` (CI does): v8 coverage of what ships, with a floor CI enforces.
+    coverage: {
+      provider: 'v8',
+      include: ['src/**/*.ts', 'adapters/**/*.ts', 'packages/iam-authz-dev/src/**/*.ts'],
+      exclude: ['**/*.d.ts', 'packages/iam-authz-dev/src/console/web/**'],
+      reporter: ['text-summary', 'json-summary'],
+      thresholds: { lines: 0, branches: 0 },
+    },
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
   },
 });
