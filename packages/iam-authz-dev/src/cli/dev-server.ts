@@ -1,7 +1,7 @@
 /** `iam-authz dev-server`: the development IAM from a config file, reloaded when the file changes. */
-import { watch } from 'node:fs';
 import { startDevIam } from '../dev-iam.js';
 import { parse, required, UsageError } from './usage.js';
+import { watchFile } from './watch-file.js';
 
 export const DEV_SERVER_HELP = `usage: iam-authz dev-server --config FILE [--port N] [--host H] [--key-file FILE] [--console]
 
@@ -44,24 +44,22 @@ export async function devServerCommand(args: string[]): Promise<number> {
   console.log(`  console      ${iam.consoleUrl ?? 'off (not on loopback; --console turns it on)'}`);
   console.log(`watching ${file}; Ctrl-C to stop`);
 
-  let timer: NodeJS.Timeout | undefined;
-  const watcher = watch(file, () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      try {
-        iam.setConfig(file);
-        console.log(`${new Date().toISOString()} config reloaded`);
-      } catch (error) {
-        console.error(`config not reloaded: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }, 100);
+  // Editors and the console save by renaming a new file over the config: watched through its directory.
+  const watcher = watchFile(file, () => {
+    try {
+      iam.setConfig(file);
+      console.log(`${new Date().toISOString()} config reloaded`);
+    } catch (error) {
+      console.error(`config not reloaded: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }, (error) => {
+    console.error(`stopped watching ${file}: ${error.message}`);
   });
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
   watcher.close();
-  clearTimeout(timer);
   await iam.close();
   return 0;
 }
