@@ -2,7 +2,7 @@
  * `iam-authz dev-server` keeps watching its config file through any mix of console saves (atomic
  * rename) and editor saves (temporary file renamed over it, or written in place).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -99,4 +99,20 @@ test('every save is in force, in any mix of console saves and editor saves, and 
     await inForce(baseUrl, key);
   }
   expect(await roleKeys(baseUrl)).toEqual(expect.arrayContaining(['C1', 'E1', 'C2', 'E2', 'C3', 'E3', 'C4', 'E4']));
+});
+
+test('the start banner lists the console, the dev IdP, and a token line and curl line that work as printed', { timeout: 60_000 }, async () => {
+  const baseUrl = await started();
+  expect(output).toContain(`console      ${baseUrl}/console`);
+  expect(output).toContain(`dev IdP      POST ${baseUrl}/dev-idp/token`);
+  const token = /try {10}(TOKEN=\$\(npx iam-authz token [^\n]*\))\n/.exec(output)?.[1];
+  const curl = /\n {15}(curl -H "Authorization: Bearer \$TOKEN" [^\n]*)\n/.exec(output)?.[1];
+  expect(token).toBe(`TOKEN=$(npx iam-authz token --iam ${baseUrl} --actor actor-alice --tenant tenant-1)`);
+  expect(curl).toBe(`curl -H "Authorization: Bearer $TOKEN" ${baseUrl}/policy/v1/roles`);
+  // Run as printed (the local CLI standing in for npx): the policy of the actor's application.
+  const script = `${token!.replace('npx iam-authz', `"${process.execPath}" --import tsx src/cli/main.ts`)} && ${curl!.replace('curl ', 'curl -sS ')}`;
+  const body = await new Promise<string>((resolve, reject) => {
+    execFile('sh', ['-c', script], { cwd: root, timeout: 30_000 }, (error, stdout, stderr) => { if (error) reject(new Error(stderr)); else resolve(stdout); });
+  });
+  expect((JSON.parse(body) as { changeId: string }).changeId).toEqual(expect.any(String));
 });
