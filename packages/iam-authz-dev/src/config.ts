@@ -191,8 +191,16 @@ function checkActor(value: unknown, path: string, idps: IdpConfig[], application
     const list = array(refs, tp).map((ref, i) => {
       const rp = `${tp}[${i}]`;
       const o = object(ref, rp, ['r', 'c', 'n']);
+      // The same rules as the console page's inline checks (listProblem in web/page.ts): a reference
+      // with no roles grants nothing, and a custom reference is TYPE=value.
       const out: AccessReferenceConfig = { r: stringArray(o.r, `${rp}.r`) };
-      if (o.c !== undefined) out.c = stringArray(o.c, `${rp}.c`, true);
+      if (out.r.length === 0) throw new DevIamConfigError(`${rp}.r`, 'needs at least one role');
+      if (o.c !== undefined) {
+        out.c = stringArray(o.c, `${rp}.c`, true);
+        out.c.forEach((c, j) => {
+          if (!/^[^=]+=.+$/s.test(c)) throw new DevIamConfigError(`${rp}.c[${j}]`, `"${c}" is not TYPE=value`);
+        });
+      }
       if (o.n !== undefined) out.n = stringArray(o.n, `${rp}.n`, true);
       if (!out.c && !out.n) throw new DevIamConfigError(rp, 'needs "c" or "n"');
       return out;

@@ -1,7 +1,10 @@
 /** `iam-authz dev-server`: the development IAM from a config file, reloaded when the file changes. */
-import { watch } from 'node:fs';
+import type { DevIamConfig } from '../config.js';
+import { loadDevIamConfig } from '../dev-iam-core.js';
 import { startDevIam } from '../dev-iam.js';
+import { escapeUnsafe } from './terminal.js';
 import { parse, required, UsageError } from './usage.js';
+import { watchFile } from './watch-file.js';
 
 export const DEV_SERVER_HELP = `usage: iam-authz dev-server --config FILE [--port N] [--host H] [--key-file FILE] [--console]
 
@@ -42,26 +45,42 @@ export async function devServerCommand(args: string[]): Promise<number> {
   console.log(`  jwks         ${iam.issuer}/.well-known/jwks.json`);
   console.log(`  policy       ${iam.baseUrl}/policy/v1/roles`);
   console.log(`  console      ${iam.consoleUrl ?? 'off (not on loopback; --console turns it on)'}`);
+  for (const line of firstHourLines(iam.baseUrl, loadDevIamConfig(file))) console.log(line);
   console.log(`watching ${file}; Ctrl-C to stop`);
 
-  let timer: NodeJS.Timeout | undefined;
-  const watcher = watch(file, () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      try {
-        iam.setConfig(file);
-        console.log(`${new Date().toISOString()} config reloaded`);
-      } catch (error) {
-        console.error(`config not reloaded: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }, 100);
+  // Editors and the console save by renaming a new file over the config: watched through its directory.
+  const watcher = watchFile(file, () => {
+    try {
+      iam.setConfig(file);
+      console.log(`${new Date().toISOString()} config reloaded`);
+    } catch (error) {
+      console.error(`config not reloaded: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }, (error) => {
+    console.error(`stopped watching ${file}: ${error.message}`);
   });
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
   watcher.close();
-  clearTimeout(timer);
   await iam.close();
   return 0;
+}
+
+/** The built-in IdP's endpoint and, for the first actor signing in with it, a token line and a ready-made curl line. */
+function firstHourLines(baseUrl: string, config: DevIamConfig): string[] {
+  const builtin = config.idps.find((i) => 'builtin' in i);
+  if (!builtin) return ['  dev IdP      off (add { "key": "dev", "builtin": true } to "idps" for POST /dev-idp/token)'];
+  const lines = [`  dev IdP      POST ${baseUrl}/dev-idp/token  {"subject": "..."}  (IdP key "${builtin.key}")`];
+  const actor = config.actors.find((a) => a.idp === builtin.key);
+  const tenant = actor && Object.keys(actor.tenants)[0];
+  if (!actor || tenant === undefined) return lines;
+  // Shell-quoted: ids come from the config file and may hold any character.
+  const q = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);
+  lines.push(...[
+    `  try          TOKEN=$(npx iam-authz token --iam ${baseUrl} --actor ${q(actor.id)} --tenant ${q(tenant)})`,
+    `               curl -H "Authorization: Bearer $TOKEN" ${baseUrl}/policy/v1/roles`,
+  ].map(escapeUnsafe));
+  return lines;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `iam-authz` command: `dev-server`, `decode` and `explain`. Each subcommand lives in its own
+ * The `iam-authz` command: `dev-server`, `token`, `decode` and `explain`. Each subcommand lives in its own
  * module; this file only dispatches and maps failures to exit codes.
  */
 import { decodeCommand, DECODE_HELP } from './decode.js';
@@ -8,6 +8,7 @@ import { devServerCommand, DEV_SERVER_HELP } from './dev-server.js';
 import { inspect } from 'node:util';
 import { explainCommand, EXPLAIN_HELP } from './explain.js';
 import { escapeUnsafe, visible } from './terminal.js';
+import { tokenCommand, TOKEN_HELP } from './token.js';
 import { UsageError } from './usage.js';
 import { packageVersion } from './version.js';
 
@@ -15,6 +16,7 @@ const HELP = `usage: iam-authz <command> [options]
 
 commands:
   dev-server   run the development IAM (token endpoint, JWKS, policy API) on localhost
+  token        mint a token for an actor from a running development IAM and print it
   decode       print a token's header, claims and access references (offline, NOT verified)
   explain      verify a token, fetch the policy and explain the permission decision
 
@@ -24,6 +26,7 @@ const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help:
   'dev-server': { run: devServerCommand, help: DEV_SERVER_HELP },
   decode: { run: decodeCommand, help: DECODE_HELP },
   explain: { run: explainCommand, help: EXPLAIN_HELP },
+  token: { run: tokenCommand, help: TOKEN_HELP },
 };
 
 async function main(argv: string[]): Promise<number> {

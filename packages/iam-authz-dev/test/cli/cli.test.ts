@@ -82,7 +82,7 @@ test('explain: granted exits 0, denied exits 3 with the reason, bad token exits 
 });
 
 test('usage errors exit 2 and print help; --help for each command', async () => {
-  const commands = ['dev-server', 'decode', 'explain'];
+  const commands = ['dev-server', 'token', 'decode', 'explain'];
   const [missing, unknown, ...helps] = await Promise.all([cli('explain', '--token', alice), cli('nope'), ...commands.map((c) => cli(c, '--help'))]);
   expect(missing.code).toBe(2);
   expect(missing.stderr).toContain('usage: iam-authz explain');

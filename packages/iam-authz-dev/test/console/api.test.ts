@@ -96,6 +96,10 @@ describe('PUT /console/api/config', () => {
     ['a duplicate role key', (c: any) => { c.applications[0].roles[1].key = 'DRIVER'; }, 'applications[0].roles[1].key'],
     ['an empty service key', (c: any) => { c.applications[1].serviceDefinitions[0].key = ''; }, 'applications[1].serviceDefinitions[0].key'],
     ['a non-object', (c: any) => { c.actors = 'everyone'; }, 'actors'],
+    // The page marks these invalid while typing; the API applies the same rules.
+    ['an access reference with no roles', (c: any) => { c.actors[0].tenants['tenant-1'][0].r = []; }, 'actors[0].tenants.tenant-1[0].r'],
+    ['a reference without "="', (c: any) => { c.actors[1].tenants['tenant-1'][0].c = ['VIN=WVW1', 'WVW2']; }, 'actors[1].tenants.tenant-1[0].c[1]'],
+    ['a reference with nothing after "="', (c: any) => { c.actors[1].tenants['tenant-1'][0].c = ['VIN=']; }, 'actors[1].tenants.tenant-1[0].c[0]'],
   ])('refuses %s with 400 naming the field, changing nothing', async (_name, mutate, field) => {
     const before = await readFile(env.file!, 'utf8');
     const { etag, config } = await env.client.config();
