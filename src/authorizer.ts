@@ -6,6 +6,7 @@ import { createAuthenticator } from './authenticator.js';
 import { createDecider, type AccessibleQuery, type AuthorizeQuery, type PermissionsQuery } from './decider.js';
 import { AuthorizerClosedError, PermissionDeniedError } from './errors.js';
 import { refuseNulls } from './lib/option-checks.js';
+import { createInventory, INVENTORY, type Inventory, type InventoryEntry, type UngrantedPermission } from './inventory.js';
 import { resolveOptions, type AuthorizerOptions } from './options.js';
 import type { AccessibleResource, Caller, Decision, HeldPermission, Identity } from './types.js';
 
@@ -69,6 +70,18 @@ export interface Authorizer {
    * `misconfigured` tells a wrong URL or refused credentials from an outage.
    */
   ready(options?: ReadyOptions): Promise<void>;
+  /**
+   * What the guards made over this authorizer ask for, registered when each guard is created (a
+   * NestJS decorator's when the module initialises): plain JSON, de-duplicated, in a stable order.
+   * Snapshot it (`expect(authorizer.inventory()).toMatchSnapshot()`) so that a change shows in review.
+   */
+  inventory(): InventoryEntry[];
+  /**
+   * Which inventoried permissions (or, given `permissions`, which of those) no role of the policy in
+   * hand for `applicationId` grants; `undefined` when no policy of that application has been fetched.
+   * The same list the `IAM_AUTHZ_UNGRANTED_PERMISSION` warning reports once per new `changeId`.
+   */
+  ungranted(applicationId: string, permissions?: readonly { service: string; permission: string }[]): UngrantedPermission[] | undefined;
   /** Aborts fetches under way and releases sockets and timers owned by the authorizer. Idempotent. */
   close(): Promise<void>;
 }
@@ -77,7 +90,9 @@ export interface Authorizer {
 export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   const config = resolveOptions(options);
   const authenticator = createAuthenticator(config.authenticator, config.shared);
-  const decider = createDecider(config.decider, config.shared);
+  // The authorizer owns the inventory; its guards register into it, its decider shows it each policy.
+  const inventory = createInventory();
+  const decider = createDecider(config.decider, config.shared, inventory.policyInForce);
   const { authenticate } = authenticator;
   const { authorize } = decider;
   let closing: Promise<void> | undefined;
@@ -89,7 +104,8 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     return { identity, decision };
   }
 
-  return {
+  // The inventory rides on an enumerable symbol: a spread copy of the authorizer keeps its guards' registry.
+  const authorizer: Authorizer & { readonly [INVENTORY]: Inventory } = {
     mode: decider.mode,
     authenticate,
     authorize,
@@ -97,6 +113,15 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     accessible: decider.accessible as Authorizer['accessible'],
     permissionsFor: decider.permissionsFor,
     check,
+    inventory: inventory.entries,
+    ungranted(applicationId, permissions) {
+      if (typeof applicationId !== 'string') throw new TypeError('ungranted: "applicationId" must be a string');
+      if (permissions !== undefined && (!Array.isArray(permissions) || !permissions.every((p: Partial<Record<'service' | 'permission', unknown>> | null) => typeof p?.service === 'string' && typeof p.permission === 'string'))) {
+        throw new TypeError('ungranted: "permissions" must be an array of { service, permission }');
+      }
+      return inventory.ungranted(applicationId, permissions);
+    },
+    [INVENTORY]: inventory,
     async ready(readyOptions: ReadyOptions = {}) {
       if (closing) throw new AuthorizerClosedError();
       if (typeof readyOptions !== 'object' || (readyOptions as unknown) === null) throw new TypeError('ready: options must be an object');
@@ -116,4 +141,5 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
       return closing;
     },
   };
+  return authorizer;
 }

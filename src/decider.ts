@@ -68,7 +68,7 @@ export interface Decider {
   readonly close: () => void;
 }
 
-export function createDecider(config: DeciderConfig, shared: SharedRuntime): Decider {
+export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPolicy?: (policy: CompiledPolicy) => void): Decider {
   const { now } = shared;
   const logDecision = createDecisionLog(config.onDecision, config.decisionSampleRate, now);
   /** Every denial: the decision log and the `decision:denied` event. */
@@ -104,19 +104,32 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime): Dec
     const client = clientOf(identity);
     const fresh = client.peek(identity.claims.app, identity.token);
     if (!fresh) return fetchThenDecide(client, identity, args, step);
-    const result = step.evaluate(args, fresh.policy, undefined);
+    const result = step.evaluate(args, inForce(fresh.policy), undefined);
     return step.denies(args, result) ? afterDenial(client, identity, args, step, fresh, result) : result;
   }
 
   async function fetchThenDecide<A, T>(client: PolicyClient, identity: Caller, args: A, step: DecisionStep<A, T>): Promise<T> {
     const entry = await client.get(identity.claims.app, identity.token);
-    const result = step.evaluate(args, entry.policy, undefined);
+    const result = step.evaluate(args, inForce(entry.policy), undefined);
     return step.denies(args, result) ? afterDenial(client, identity, args, step, entry, result) : result;
   }
 
   async function afterDenial<A, T>(client: PolicyClient, identity: Caller, args: A, step: DecisionStep<A, T>, seen: PolicyEntry, result: T): Promise<T> {
     const fresher = await client.refreshAfterDenial(identity.claims.app, identity.token, seen);
-    return fresher ? step.evaluate(args, fresher.policy, result) : result;
+    return fresher ? step.evaluate(args, inForce(fresher.policy), result) : result;
+  }
+
+  /**
+   * Every policy a decision reads passes here, so the inventory's drift check sees each new
+   * `changeId` before the request that brought it is answered; a policy seen last costs one comparison.
+   */
+  let lastInForce: CompiledPolicy | undefined;
+  function inForce(policy: CompiledPolicy): CompiledPolicy {
+    if (policy !== lastInForce && onPolicy) {
+      lastInForce = policy;
+      onPolicy(policy);
+    }
+    return policy;
   }
 
   function authorize(identity: Caller, query: AuthorizeQuery): Promise<Decision> {

@@ -17,6 +17,18 @@ export const IAM_AUTHZ_CORE = 'iam-authz:core';
 /** What the module builds once: the core guards over {@link IamRequestView}. */
 export interface IamAuthzCore {
   readonly guards: Guards<IamRequestView>;
+  /** One core guard per requirement, shared by every `IamGuard`; the module makes (and inventories) them at init. */
+  readonly cache: WeakMap<IamRequirement, Guard<IamRequestView>>;
+}
+
+/** The core guard for a permission requirement (each one made registers it in the authorizer's inventory). */
+export function permissionGuard(guards: Guards<IamRequestView>, requirement: IamRequirement & { kind: 'node' | 'permission' | 'any-node' | 'any' }): Guard<IamRequestView> {
+  switch (requirement.kind) {
+    case 'node': return guards.requirePermission(requirement.service, requirement.permission, { node: requirement.resolve }, requirement.options);
+    case 'permission': return guards.requirePermission(requirement.service, requirement.permission, requirement.type, requirement.resolve, requirement.options);
+    case 'any-node': return guards.requireAnyPermission(requirement.service, requirement.permissions, { node: requirement.resolve }, requirement.options);
+    case 'any': return guards.requireAnyPermission(requirement.service, requirement.permissions, requirement.type, requirement.resolve, requirement.options);
+  }
 }
 
 /**
@@ -125,7 +137,6 @@ export class IamGuard implements CanActivate, OnModuleInit {
   readonly #core: IamAuthzCore | undefined;
   readonly #modules: ModulesContainer;
   #authenticate: Guard<IamRequestView> | undefined;
-  readonly #cache = new WeakMap<IamRequirement, Guard<IamRequestView>>();
 
   /** @internal Made by Nest's injector (`APP_GUARD`, `@UseGuards(IamGuard)` or a decorator). */
   constructor(reflector: Reflector, core: IamAuthzCore | undefined, modules: ModulesContainer) {
@@ -177,17 +188,10 @@ export class IamGuard implements CanActivate, OnModuleInit {
 
   #guardFor(core: IamAuthzCore, requirement: IamRequirement | undefined): Guard<IamRequestView> {
     if (requirement === undefined || requirement.kind === 'public' || (requirement.kind === 'authenticated' && requirement.optional !== true)) return this.#authenticate ??= core.guards.authenticate();
-    let guard = this.#cache.get(requirement);
+    let guard = core.cache.get(requirement);
     if (guard === undefined) {
-      const { guards } = core;
-      switch (requirement.kind) {
-        case 'authenticated': guard = guards.authenticate({ optional: true }); break;
-        case 'node': guard = guards.requirePermission(requirement.service, requirement.permission, { node: requirement.resolve }, requirement.options); break;
-        case 'permission': guard = guards.requirePermission(requirement.service, requirement.permission, requirement.type, requirement.resolve, requirement.options); break;
-        case 'any-node': guard = guards.requireAnyPermission(requirement.service, requirement.permissions, { node: requirement.resolve }, requirement.options); break;
-        case 'any': guard = guards.requireAnyPermission(requirement.service, requirement.permissions, requirement.type, requirement.resolve, requirement.options); break;
-      }
-      this.#cache.set(requirement, guard);
+      guard = requirement.kind === 'authenticated' ? core.guards.authenticate({ optional: true }) : permissionGuard(core.guards, requirement);
+      core.cache.set(requirement, guard);
     }
     return guard;
   }

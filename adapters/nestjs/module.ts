@@ -7,8 +7,8 @@ import { Inject, Module, type DynamicModule, type FactoryProvider, type ModuleMe
 import { APP_FILTER, APP_GUARD, ModulesContainer } from '@nestjs/core';
 import { createAuthorizer, type Authorizer, type AuthorizerOptions } from '../../src/index.js';
 import { createGuards, type GuardOptions } from '../../src/adapter/index.js';
-import { listNames, unguardedFieldResolvers } from './discovery.js';
-import { IAM_AUTHZ_CORE, IamExceptionFilter, IamGuard, type IamAuthzCore } from './guard.js';
+import { listNames, protectedHandlers, requirementOf, unguardedFieldResolvers } from './discovery.js';
+import { IAM_AUTHZ_CORE, IamExceptionFilter, IamGuard, permissionGuard, type IamAuthzCore } from './guard.js';
 import type { IamRequestView } from './requirements.js';
 
 /** Injection token of the module's `Authorizer`. */
@@ -71,7 +71,7 @@ function build(options: IamAuthzModuleOptions): Built {
   if (given !== undefined && extra !== undefined) throw new TypeError(`IamAuthzModule: "${extra}" cannot be given with "authorizer"`);
   const authorizer = given ?? createAuthorizer(rest);
   try {
-    return { authorizer, owned: given === undefined, guards: createGuards<IamRequestView>(authorizer, guardOptions) };
+    return { authorizer, owned: given === undefined, guards: createGuards<IamRequestView>(authorizer, guardOptions), cache: new WeakMap() };
   } catch (error) {
     if (given === undefined) void authorizer.close();
     throw error;
@@ -94,10 +94,25 @@ export class IamAuthzModule implements OnModuleInit, OnApplicationShutdown {
    * @internal
    */
   onModuleInit(): void {
+    this.#inventory();
     const unguarded = unguardedFieldResolvers(this.#modules);
     if (unguarded.length === 0) return;
     throw new Error(`IamAuthzModule: the GraphQL field resolvers ${listNames(unguarded)} carry a requirement, but Nest runs no guards on field resolvers; `
       + `set GraphQLModule.forRoot({ ..., fieldResolverEnhancers: ['guards'] })`);
+  }
+
+  /**
+   * Decorators run before the module knows its authorizer: the decorated handlers are found here and
+   * their guards made now, each inventoried with its controller and handler, before any request.
+   */
+  #inventory(): void {
+    const { guards, cache } = this.#built;
+    for (const { type, method, handler } of protectedHandlers(this.#modules)) {
+      const requirement = requirementOf(type, handler);
+      if (requirement === undefined || requirement.kind === 'public' || requirement.kind === 'authenticated') continue;
+      const guard = guards.at({ controller: type.name, handler: method }, () => permissionGuard(guards, requirement));
+      if (!cache.has(requirement)) cache.set(requirement, guard);
+    }
   }
 
   /** Closes the authorizer when the module created it (one given as `authorizer` stays yours). */

@@ -7,6 +7,7 @@
 import type { AuthorizeQuery, Authorizer } from '../authorizer.js';
 import type { Decision } from '../types.js';
 import { answerOf, checkRealm, IamAuthzError, PermissionDeniedError, withAnswerOptions, type ErrorResponse, type ErrorResponseOptions } from '../errors.js';
+import { inventoryOf, type InventoryRoute } from '../inventory.js';
 import { isArray } from '../lib/is-array.js';
 import { refuseNulls } from '../lib/option-checks.js';
 import type { IamClaims } from '../types.js';
@@ -110,6 +111,11 @@ export interface Guards<Req> {
    * a `TypeError` when the caller is no framework it recognises.
    */
   answerWrongFramework(own: AdapterFramework, args: readonly unknown[]): unknown;
+  /**
+   * Runs `make` and returns what it returns; the permission guards it makes are inventoried with
+   * `route` (an adapter that knows where a guard sits, e.g. a NestJS handler, says so here).
+   */
+  at<G>(route: InventoryRoute, make: () => G): G;
 }
 
 /**
@@ -156,6 +162,9 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     return { action: 'answer', answer: answerOf(withAnswerOptions(error, responseOptions)) };
   }
   const passErrors = options.passErrors === true;
+  const inventory = inventoryOf(authorizer);
+  /** The route of the guards being made inside `at()`. */
+  let route: InventoryRoute | undefined;
 
   function authenticate(guardOptions: AuthenticateOptions = {}): Guard<Req> {
     checkOptionsObject('authenticate', 'options', guardOptions);
@@ -203,6 +212,8 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     const type = target as string;
     const asked = permissions.join(' or ');
     const single = permissions.length === 1;
+    // Registered now, once: the request path below never touches the inventory.
+    inventory?.register({ service, permissions, any: name === 'requireAnyPermission', resourceType: byNode ? undefined : type, mode: routeMode ?? adapterMode ?? authorizer.mode, route });
 
     return async (authorization, req) => {
       let identity;
@@ -263,6 +274,15 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     passErrors,
     refusal,
     answerWrongFramework,
+    at(where, make) {
+      const outer = route;
+      route = where;
+      try {
+        return make();
+      } finally {
+        route = outer;
+      }
+    },
   };
 }
 

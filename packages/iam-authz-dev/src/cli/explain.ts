@@ -1,5 +1,5 @@
 /** `iam-authz explain`: verifies a token against an IAM, fetches the policy, explains the decision. */
-import { createAuthorizer, IamAuthzError, type Decision } from 'iam-authz';
+import { createAuthorizer, IamAuthzError, type Decision, type UngrantedPermission } from 'iam-authz';
 import { bareToken, escapeUnsafe, readStdinToken, visible } from './terminal.js';
 import { parse, required, UsageError } from './usage.js';
 
@@ -75,6 +75,9 @@ export async function explainCommand(args: string[]): Promise<number> {
     const held = await authorizer.permissionsFor(identity, { service, resource });
     const heldText = held.map((h) => `${visible(h.permission)} (${list(h.roles)})`).join(', ');
     console.log(`held     ${held.length > 0 ? heldText : `(no permission of ${visible(service)} on this resource)`}`);
+    // Not this caller's roles only: a permission no role of the application grants denies everyone.
+    const ungranted = decision.granted ? undefined : authorizer.ungranted(claims.app, [{ service, permission }])?.[0];
+    if (ungranted) console.log(`drift    ${describeUngranted(claims.app, ungranted)}`);
     return decision.granted ? 0 : 3;
   } catch (error) {
     if (error instanceof IamAuthzError) {
@@ -86,6 +89,14 @@ export async function explainCommand(args: string[]): Promise<number> {
   } finally {
     await authorizer.close();
   }
+}
+
+/** "no role of app-1 grants vehicle-service WRTIE (did you mean WRITE?)". */
+function describeUngranted(app: string, missing: UngrantedPermission): string {
+  const hint = missing.didYouMean === undefined ? '' : ` (did you mean ${visible(missing.didYouMean)}?)`;
+  const what = missing.serviceGranted ? `${visible(missing.service)} ${visible(missing.permission)}${hint}`
+    : `${visible(missing.service)} ${visible(missing.permission)}: no role grants anything in service ${visible(missing.service)}${hint}`;
+  return `no role of ${visible(app)} grants ${what}`;
 }
 
 function list(items: readonly string[]): string {
