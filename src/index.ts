@@ -23,6 +23,7 @@ export {
   type IamAuthzErrorCode,
 } from './errors.js';
 export { channels } from './diagnostics.js';
+export type { HintChannel, PolicyHint } from './policy/hints.js';
 // What applications read: the state a guard attaches, a route's mode, an error's problem body.
 // The adapter kit (createGuards, wrapGuards, Guard, toErrorResponse, …) is `iam-authz/adapter`.
 export type { IamState, GuardMode } from './adapter/guards.js';

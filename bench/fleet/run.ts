@@ -1,0 +1,223 @@
+/**
+ * `npm run bench:fleet [-- --replicas 200]`: N authorizers — each with its own default dispatcher,
+ * as separate replicas would have — created in the same instant in one process, against one
+ * counting JWKS/policy server on loopback, with compressed TTLs. Prints what the IAM sees: steady
+ * load, busiest tenth of a TTL / mean, the first-refresh burst, load during an outage (503 +
+ * Retry-After) and the recovery burst, a key rotation, connection reuse, and revocation latency
+ * (policy change → a replica decides with the new changeId) without and with a hint channel.
+ * Stops by itself in about a minute.
+ */
+import { generateSigningKey, signJwt, type SigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
+import { redisHints } from '../../adapters/redis/index.js';
+import { createAuthorizer, type Authorizer, type AuthorizerOptions, type HintChannel, type PolicyHint } from '../../src/index.js';
+import { examplePolicy, VEHICLE } from '../../test/helpers/policy-server.js';
+import { redisServerPath, startRedis } from '../../test/redis/redis-server.js';
+import { startCountingServer, type Hit } from './server.js';
+
+// ---- Settings: the one place option names are written (rename here when the options change). ----
+const TTL_MS = 3_000;
+const CONFIG = {
+  policy: { ttlMs: TTL_MS, minRefreshIntervalMs: 1_000, timeoutMs: 1_000 },
+  jwks: { cacheMaxAgeMs: 2 * TTL_MS, cooldownMs: 1_000, timeoutMs: 1_000 },
+};
+/** How the hint channel is given to `createAuthorizer` (today: not supported, refused). */
+function withHints(options: AuthorizerOptions, hints: HintChannel): AuthorizerOptions {
+  return { ...options, policy: { ...options.policy, hints } as NonNullable<AuthorizerOptions['policy']> };
+}
+const CALL_EVERY_MS = 200;
+const OUTAGE_MS = 2 * TTL_MS;
+const RETRY_AFTER_SEC = 3;
+// ---------------------------------------------------------------------------------------------------
+
+const arg = (name: string): string | undefined => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? undefined : process.argv[i + 1];
+};
+const N = Number(arg('replicas') ?? 200);
+if (!Number.isSafeInteger(N) || N < 1) throw new Error('--replicas must be a positive integer');
+
+const ISSUER = 'https://iam.example.com/authentication/v1';
+const APP = 'app-1';
+const QUERY = { service: VEHICLE, permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } };
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function tokenFor(key: SigningKey): string {
+  const nowSec = Math.floor(Date.now() / 1000);
+  return signJwt({ jti: `jti-${key.jwk.kid}`, iss: ISSUER, sub: 'actor-alice', aud: 'tenant-1', tid: 'tenant-1', exp: nowSec + 3600, iat: nowSec, acc: 'acc-1', app: APP, ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }] }, key, { cty: 't1' });
+}
+
+const key1 = generateSigningKey({ kid: 'fleet-key-1' });
+const key2 = generateSigningKey({ kid: 'fleet-key-2' });
+let authorization = `Bearer ${tokenFor(key1)}`;
+let currentKid = 'fleet-key-1';
+const server = await startCountingServer({ keys: [key1.jwk] }, examplePolicy('c1', APP));
+
+interface Replica {
+  authorizer: Authorizer;
+  /** Server time of the first decision made with each changeId, and of the first success with each kid. */
+  seen: Map<string, number>;
+  failures: number;
+  timer?: NodeJS.Timeout;
+}
+
+function options(i: number): AuthorizerOptions {
+  return { issuer: ISSUER, jwksUri: `${server.url}/r/${i}/jwks.json`, policyUrl: `${server.url}/r/${i}/policy`, ...CONFIG };
+}
+
+function startFleet(make: (i: number) => Authorizer): Replica[] {
+  const fleet = Array.from({ length: N }, (_, i): Replica => ({ authorizer: make(i), seen: new Map<string, number>(), failures: 0 }));
+  for (const replica of fleet) {
+    const call = (): void => {
+      const auth = authorization;
+      const kid = currentKid;
+      replica.authorizer.check(auth, QUERY).then(({ decision }) => {
+        const t = server.now();
+        for (const id of [`change:${decision.changeId ?? ''}`, `kid:${kid}`]) if (!replica.seen.has(id)) replica.seen.set(id, t);
+      }, () => { replica.failures++; });
+    };
+    call();
+    replica.timer = setInterval(call, CALL_EVERY_MS);
+  }
+  return fleet;
+}
+
+async function stopFleet(fleet: Replica[]): Promise<void> {
+  for (const r of fleet) clearInterval(r.timer);
+  await Promise.all(fleet.map((r) => r.authorizer.close()));
+}
+
+const within = (from: number, to: number, kind?: Hit['kind']): Hit[] => server.hits.filter((h) => h.t >= from && h.t < to && (kind === undefined || h.kind === kind));
+/** Most requests in any `windowMs` (sliding by 100 ms) within [from, to), over the mean per window. */
+function busiest(from: number, to: number, windowMs: number, mean?: number): { max: number; mean: number; ratio: number } {
+  const hits = within(from, to);
+  const buckets = new Array<number>(Math.ceil((to - from) / 100)).fill(0);
+  for (const h of hits) buckets[Math.floor((h.t - from) / 100)]! += 1;
+  const w = Math.max(1, Math.round(windowMs / 100));
+  let max = 0;
+  for (let i = 0; i + w <= buckets.length; i++) max = Math.max(max, buckets.slice(i, i + w).reduce((a, b) => a + b, 0));
+  const m = mean ?? (hits.length * windowMs) / (to - from);
+  return { max, mean: m, ratio: m === 0 ? 0 : max / m };
+}
+const perSec = (from: number, to: number): number => (within(from, to).length * 1000) / (to - from);
+function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+}
+const fmt = (x: number, digits = 1): string => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
+const rows: [string, string][] = [];
+const row = (name: string, value: string): void => { rows.push([name, value]); console.log(`  ${name.padEnd(44)} ${value}`); };
+
+console.log(`fleet: ${N} replicas, policy TTL ${TTL_MS} ms, one call per replica every ${CALL_EVERY_MS} ms`);
+
+// ---- Steady state, outage, recovery, key rotation, revocation without hints: one fleet. ----
+const t0 = server.now();
+const fleet = startFleet((i) => createAuthorizer(options(i)));
+await sleep(4 * TTL_MS);
+const t1 = server.now();
+const steadyPerSec = perSec(t0 + TTL_MS, t1);
+const steadyTenth = busiest(t0 + TTL_MS, t1, TTL_MS / 10);
+row('steady IAM load (req/s, after the first TTL)', `${fmt(steadyPerSec)}  (≈ replicas × applications / TTL = ${fmt((N * 1000) / TTL_MS)} policy req/s)`);
+row('steady busiest tenth of a TTL / mean', `${fmt(steadyTenth.ratio)}×  (${steadyTenth.max} vs ${fmt(steadyTenth.mean)})`);
+const firstRefresh = busiest(t0 + TTL_MS / 2, t0 + 1.5 * TTL_MS, 100);
+row('first-refresh burst (busiest 100 ms)', `${firstRefresh.max} requests  (${fmt((100 * firstRefresh.max) / N, 0)}% of replicas)`);
+const steadyHits = within(t0 + TTL_MS, t1);
+row('connection reuse (steady requests on a reused socket)', `${fmt((100 * steadyHits.filter((h) => h.onSocket > 0).length) / Math.max(1, steadyHits.length))}%`);
+
+server.retryAfterSec = RETRY_AFTER_SEC;
+server.outageUntil = t1 + OUTAGE_MS;
+const failuresBefore = fleet.reduce((a, r) => a + r.failures, 0);
+await sleep(OUTAGE_MS);
+const t2 = server.now();
+row('outage load (503 + Retry-After: 3), req/s', `${fmt(perSec(t1, t2))}  (${fmt(perSec(t1, t2) / steadyPerSec)}× steady)`);
+const gaps: number[] = [];
+for (let i = 0; i < N; i++) {
+  const times = within(t1, t2).filter((h) => h.replica === i && h.kind === 'policy').map((h) => h.t);
+  for (let j = 1; j < times.length; j++) gaps.push(times[j]! - times[j - 1]!);
+}
+row('outage: least gap between a replica\'s policy fetches', gaps.length === 0 ? 'no refetch' : `${fmt(Math.min(...gaps), 0)} ms (Retry-After ${RETRY_AFTER_SEC * 1000} ms)`);
+await sleep(TTL_MS);
+const t3 = server.now();
+const recovery = busiest(t2, t3, TTL_MS / 10, (steadyPerSec * TTL_MS) / 10 / 1000);
+row('recovery: busiest tenth of a TTL / steady mean', `${fmt(recovery.ratio)}×  (${recovery.max} requests)`);
+row('calls failed during the outage and recovery', String(fleet.reduce((a, r) => a + r.failures, 0) - failuresBefore));
+
+server.jwks = { keys: [key1.jwk, key2.jwk] };
+authorization = `Bearer ${tokenFor(key2)}`;
+currentKid = 'fleet-key-2';
+const rotated = server.now();
+await sleep(TTL_MS);
+const jwksRotation = within(rotated, server.now(), 'jwks');
+const jwksBuckets = new Map<number, number>();
+for (const h of jwksRotation) jwksBuckets.set(Math.floor(h.t / 100), (jwksBuckets.get(Math.floor(h.t / 100)) ?? 0) + 1);
+const verifiedAt = fleet.map((r) => (r.seen.get('kid:fleet-key-2') ?? Infinity) - rotated);
+row('key rotation: busiest 100 ms share of JWKS fetches', `${fmt((100 * Math.max(0, ...jwksBuckets.values())) / Math.max(1, jwksRotation.length), 0)}% of ${jwksRotation.length}`);
+row('key rotation: new key verified, p50 / p95 / max', `${fmt(quantile(verifiedAt, 0.5), 0)} / ${fmt(quantile(verifiedAt, 0.95), 0)} / ${fmt(Math.max(...verifiedAt), 0)} ms  (${verifiedAt.filter(Number.isFinite).length}/${N} replicas)`);
+
+async function revocation(replicas: Replica[], changeId: string): Promise<string> {
+  server.policy = examplePolicy(changeId, APP);
+  const changed = server.now();
+  const deadline = changed + 3 * TTL_MS;
+  while (server.now() < deadline && !replicas.every((r) => r.seen.has(`change:${changeId}`))) await sleep(50);
+  const latencies = replicas.map((r) => (r.seen.get(`change:${changeId}`) ?? Infinity) - changed);
+  const reached = latencies.filter(Number.isFinite).length;
+  return `p50 ${fmt(quantile(latencies, 0.5), 0)} ms, p95 ${fmt(quantile(latencies, 0.95), 0)} ms  (${reached}/${N} replicas)`;
+}
+row('revocation latency, no hints', await revocation(fleet, 'c2'));
+await stopFleet(fleet);
+
+// ---- Revocation with a hint channel: a fresh fleet per channel. ----
+function memoryHints(): HintChannel {
+  const listeners = new Set<(hint: PolicyHint) => void>();
+  return {
+    publish(hint) {
+      queueMicrotask(() => { for (const l of listeners) l(hint); });
+      return Promise.resolve();
+    },
+    subscribe(listener) {
+      const entry = (hint: PolicyHint): void => { listener(hint); };
+      listeners.add(entry);
+      return () => { listeners.delete(entry); };
+    },
+  };
+}
+
+async function hintedRevocation(label: string, channelFor: (i: number) => HintChannel, changeId: string): Promise<void> {
+  let hinted: Replica[];
+  try {
+    hinted = startFleet((i) => createAuthorizer(withHints(options(i), channelFor(i))));
+  } catch (error) {
+    if (error instanceof TypeError && /hints/.test(error.message)) {
+      row(`revocation latency, hints over ${label}`, 'n/a (policy.hints not supported yet)');
+      return;
+    }
+    throw error;
+  }
+  await sleep(TTL_MS / 2);
+  row(`revocation latency, hints over ${label}`, await revocation(hinted, changeId));
+  await stopFleet(hinted);
+}
+
+const memory = memoryHints();
+await hintedRevocation('memory', () => memory, 'c3');
+if (redisServerPath === undefined) {
+  row('revocation latency, hints over redis', 'skipped (redis-server not installed)');
+} else {
+  const { Redis } = await import('ioredis');
+  const redis = await startRedis();
+  const clients: InstanceType<typeof Redis>[] = [];
+  // One publisher and one subscriber connection per replica, as separate processes would have.
+  const channelFor = (): HintChannel => {
+    const publisher = new Redis(redis.url);
+    const subscriber = new Redis(redis.url);
+    clients.push(publisher, subscriber);
+    return redisHints({ publisher, subscriber, channel: 'iam-authz:fleet' });
+  };
+  try {
+    await hintedRevocation('redis', channelFor, 'c4');
+  } finally {
+    for (const c of clients) c.disconnect();
+    await redis.stop();
+  }
+}
+
+await server.close();
