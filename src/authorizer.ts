@@ -5,6 +5,7 @@
 import { createAuthenticator } from './authenticator.js';
 import { createDecider, type AccessibleQuery, type AuthorizeQuery, type PermissionsQuery } from './decider.js';
 import { AuthorizerClosedError, PermissionDeniedError } from './errors.js';
+import { logged } from './lib/logger.js';
 import { refuseNulls } from './lib/option-checks.js';
 import { resolveOptions, type AuthorizerOptions } from './options.js';
 import type { AccessibleResource, Caller, Decision, HeldPermission, Identity } from './types.js';
@@ -78,8 +79,10 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   const config = resolveOptions(options);
   const authenticator = createAuthenticator(config.authenticator, config.shared);
   const decider = createDecider(config.decider, config.shared);
-  const { authenticate } = authenticator;
-  const { authorize } = decider;
+  const { log } = config.shared;
+  // With a logger, each entry point logs what it refuses; without one, they are the components' own.
+  const authenticate = log ? logged(log, authenticator.authenticate) : authenticator.authenticate;
+  const authorize = log ? logged(log, decider.authorize) : decider.authorize;
   let closing: Promise<void> | undefined;
 
   async function check(authorization: string | undefined, query: AuthorizeQuery): Promise<{ identity: Identity; decision: Decision }> {
@@ -93,20 +96,11 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     mode: decider.mode,
     authenticate,
     authorize,
-    authorizeMany: decider.authorizeMany,
-    accessible: decider.accessible as Authorizer['accessible'],
-    permissionsFor: decider.permissionsFor,
+    authorizeMany: log ? logged(log, decider.authorizeMany) : decider.authorizeMany,
+    accessible: (log ? logged(log, decider.accessible) : decider.accessible) as Authorizer['accessible'],
+    permissionsFor: log ? logged(log, decider.permissionsFor) : decider.permissionsFor,
     check,
-    async ready(readyOptions: ReadyOptions = {}) {
-      if (closing) throw new AuthorizerClosedError();
-      if (typeof readyOptions !== 'object' || (readyOptions as unknown) === null) throw new TypeError('ready: options must be an object');
-      for (const key of Object.keys(readyOptions)) {
-        if (key !== 'applications') throw new TypeError(`ready: unknown option "${key}"`);
-      }
-      refuseNulls('ready', readyOptions);
-      const policies = decider.warm(readyOptions.applications, authenticator.applications);
-      await Promise.all([authenticator.ready(), policies]);
-    },
+    ready: log ? logged(log, ready) : ready,
     close() {
       closing ??= (async () => {
         authenticator.close();
@@ -116,4 +110,15 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
       return closing;
     },
   };
+
+  async function ready(readyOptions: ReadyOptions = {}): Promise<void> {
+      if (closing) throw new AuthorizerClosedError();
+      if (typeof readyOptions !== 'object' || (readyOptions as unknown) === null) throw new TypeError('ready: options must be an object');
+      for (const key of Object.keys(readyOptions)) {
+        if (key !== 'applications') throw new TypeError(`ready: unknown option "${key}"`);
+      }
+      refuseNulls('ready', readyOptions);
+      const policies = decider.warm(readyOptions.applications, authenticator.applications);
+      await Promise.all([authenticator.ready(), policies]);
+  }
 }
