@@ -5,6 +5,7 @@
 import { isJwkSetLike } from './jwks/import-jwks.js';
 import { resolveJwksOptions, type JwksOptions } from './jwks/options.js';
 import { isArray } from './lib/is-array.js';
+import { warnOnce } from './lib/warn-once.js';
 import { checks, stringList, type SharedConfig } from './shared-options.js';
 import { resolveTokenCacheOptions, type TokenCacheOptions } from './token/cache-options.js';
 import { isSupportedAlgorithm } from './token/signature.js';
@@ -36,7 +37,10 @@ export interface AuthenticatorOptions {
    * `ready()` can then warm exactly these. Default: any application (set it in production).
    */
   applications?: readonly string[];
-  /** Accepted tenant id(s), matched against `aud`. Default: any tenant. */
+  /**
+   * Accepted tenant id(s), matched against `aud`. Default: any tenant — with `NODE_ENV=production`,
+   * one process warning (`IAM_AUTHZ_NO_AUDIENCE`) says so.
+   */
   audience?: string | readonly string[];
   /** Accepted JWS algorithms (RS256, RS384, RS512, PS256, PS384, PS512). Default `['RS256']`. */
   algorithms?: readonly string[];
@@ -98,6 +102,9 @@ export function resolveAuthenticatorOptions(options: AuthenticatorOptions, share
   }
   const applications = options.applications === undefined ? undefined : new Set(stringList('applications', options.applications, []));
   const audience = options.audience === undefined ? undefined : new Set(stringList('audience', typeof options.audience === 'string' ? [options.audience] : options.audience, []));
+  if (audience === undefined && (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.['NODE_ENV'] === 'production') {
+    warnOnce('IAM_AUTHZ_NO_AUDIENCE', 'createAuthorizer: no "audience" in production: tokens of every tenant are accepted; set "audience" to the tenant id(s) this service serves');
+  }
   const tokenFormats = new Set(stringList('tokenFormats', options.tokenFormats, ['t1']));
   const maxTokenBytes = positiveInt('maxTokenBytes', options.maxTokenBytes, 8192);
   const verify: unknown = options.verify ?? 'inline';

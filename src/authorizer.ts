@@ -3,88 +3,17 @@
  * → decision), each built from its own options. Nothing here verifies a token or reads a policy.
  */
 import { createAuthenticator } from './authenticator.js';
+import type { Authorizer, ReadyOptions } from './authorizer-types.js';
 import { createDecider, type AccessibleQuery, type AuthorizeQuery, type PermissionsQuery } from './decider.js';
 import { AuthorizerClosedError, PermissionDeniedError } from './errors.js';
+import { logged } from './lib/logger.js';
 import { refuseNulls } from './lib/option-checks.js';
-import { createInventory, INVENTORY, type Inventory, type InventoryEntry, type UngrantedPermission } from './inventory.js';
+import { createInventory, INVENTORY, type Inventory } from './inventory.js';
 import { resolveOptions, type AuthorizerOptions } from './options.js';
-import type { AccessibleResource, Caller, Decision, HeldPermission, Identity } from './types.js';
+import type { Decision, Identity } from './types.js';
 
 export type { AccessibleQuery, AuthorizeQuery, PermissionsQuery };
-
-/** What {@link Authorizer.ready} warms besides the signing keys. */
-export interface ReadyOptions {
-  /**
-   * Application ids (the tokens' `app`) whose role policy is fetched now, so the first request of
-   * each pays no policy fetch. Needs the `policyToken` option: without it the policy is fetched
-   * with each caller's own token, which `ready()` does not have. Default: none.
-   */
-  readonly applications?: readonly string[];
-}
-
-/** Verifies tokens and decides permissions; made by {@link createAuthorizer}. */
-export interface Authorizer {
-  /** The `mode` option: the default mode of route guards made with this authorizer. */
-  readonly mode: 'enforce' | 'report';
-  /**
-   * Verifies the `Authorization` header value (`Bearer <token>`) and resolves with the caller's
-   * identity. Rejects with an `IamAuthzError`: 401 for a missing, invalid or expired token, 503 when
-   * the signing keys cannot be had.
-   */
-  authenticate(authorization: string | undefined): Promise<Identity>;
-  /**
-   * The spec's permission check for a verified identity. Resolves with a {@link Decision}; a denial
-   * resolves with `granted: false`. Rejects with 503 `ERR_POLICY_UNAVAILABLE` when no usable
-   * policy can be had — never grants without one.
-   */
-  authorize(identity: Caller, query: AuthorizeQuery): Promise<Decision>;
-  /**
-   * Several checks for one identity, with one policy lookup: one {@link Decision} per query, in
-   * order; queries may mix services, permissions and resources. Same rules and errors as `authorize`.
-   */
-  authorizeMany(identity: Caller, queries: readonly AuthorizeQuery[]): Promise<Decision[]>;
-  /**
-   * The resources of one kind on which the caller holds the permission, read from the token's `ars`
-   * and the policy — no call to the IAM beyond the usual policy fetch. Sorted and de-duplicated;
-   * bounded by the token, so it needs no pagination. A value is listed exactly when `authorize`
-   * would grant it. Rejects like `authorize` (503 without a usable policy, never a guess).
-   */
-  accessible(identity: Caller, query: AccessibleQuery & { readonly explain: true }): Promise<AccessibleResource[]>;
-  /** The same, as bare values: `['WVW1', 'WVW7']`. */
-  accessible(identity: Caller, query: AccessibleQuery): Promise<string[]>;
-  /** The permissions of `service` the caller holds on one resource, each with its granting roles; sorted by key. */
-  permissionsFor(identity: Caller, query: PermissionsQuery): Promise<HeldPermission[]>;
-  /**
-   * `authenticate` then `authorize`. Resolves with both when granted; rejects with 403
-   * `ERR_PERMISSION_DENIED` (carrying the decision) when denied, or with the 401/503 of either step.
-   */
-  check(authorization: string | undefined, query: AuthorizeQuery): Promise<{
-    /** The verified caller. */
-    identity: Identity;
-    /** The granting decision. */
-    decision: Decision;
-  }>;
-  /**
-   * Fetches the JWKS now instead of on the first request, and the role policy of each of
-   * `options.applications` (with `policyToken`). Rejects with 503 when it cannot; the error's
-   * `misconfigured` tells a wrong URL or refused credentials from an outage.
-   */
-  ready(options?: ReadyOptions): Promise<void>;
-  /**
-   * What the guards made over this authorizer ask for, registered when each guard is created (a
-   * NestJS decorator's when the module initialises): plain JSON, de-duplicated, in a stable order.
-   * Snapshot it (`expect(authorizer.inventory()).toMatchSnapshot()`) so that a change shows in review.
-   */
-  inventory(): InventoryEntry[];
-  /**
-   * Which inventoried permissions (or, given `permissions`, which of those) no role of the policy in
-   * hand for `applicationId` grants; `undefined` when no policy of that application has been fetched.
-   * The same list the `IAM_AUTHZ_UNGRANTED_PERMISSION` warning reports once per new `changeId`.
-   */
-  ungranted(applicationId: string, permissions?: readonly { service: string; permission: string }[]): UngrantedPermission[] | undefined;
-  /** Aborts fetches under way and releases sockets and timers owned by the authorizer. Idempotent. */
-  close(): Promise<void>;
-}
+export type { Authorizer, ReadyOptions } from './authorizer-types.js';
 
 /** Creates an {@link Authorizer}. Throws a `TypeError` naming the option when an option is invalid. */
 export function createAuthorizer(options: AuthorizerOptions): Authorizer {
@@ -93,8 +22,10 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   // The authorizer owns the inventory; its guards register into it, its decider shows it each policy.
   const inventory = createInventory();
   const decider = createDecider(config.decider, config.shared, inventory.policyInForce);
-  const { authenticate } = authenticator;
-  const { authorize } = decider;
+  const { log } = config.shared;
+  // With a logger, each entry point logs what it refuses; without one, they are the components' own.
+  const authenticate = log ? logged(log, authenticator.authenticate) : authenticator.authenticate;
+  const authorize = log ? logged(log, decider.authorize) : decider.authorize;
   let closing: Promise<void> | undefined;
 
   async function check(authorization: string | undefined, query: AuthorizeQuery): Promise<{ identity: Identity; decision: Decision }> {
@@ -109,29 +40,14 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     mode: decider.mode,
     authenticate,
     authorize,
-    authorizeMany: decider.authorizeMany,
-    accessible: decider.accessible as Authorizer['accessible'],
-    permissionsFor: decider.permissionsFor,
+    authorizeMany: log ? logged(log, decider.authorizeMany) : decider.authorizeMany,
+    accessible: (log ? logged(log, decider.accessible) : decider.accessible) as Authorizer['accessible'],
+    permissionsFor: log ? logged(log, decider.permissionsFor) : decider.permissionsFor,
     check,
     inventory: inventory.entries,
-    ungranted(applicationId, permissions) {
-      if (typeof applicationId !== 'string') throw new TypeError('ungranted: "applicationId" must be a string');
-      if (permissions !== undefined && (!Array.isArray(permissions) || !permissions.every((p: Partial<Record<'service' | 'permission', unknown>> | null) => typeof p?.service === 'string' && typeof p.permission === 'string'))) {
-        throw new TypeError('ungranted: "permissions" must be an array of { service, permission }');
-      }
-      return inventory.ungranted(applicationId, permissions);
-    },
+    ungranted: inventory.ungranted,
     [INVENTORY]: inventory,
-    async ready(readyOptions: ReadyOptions = {}) {
-      if (closing) throw new AuthorizerClosedError();
-      if (typeof readyOptions !== 'object' || (readyOptions as unknown) === null) throw new TypeError('ready: options must be an object');
-      for (const key of Object.keys(readyOptions)) {
-        if (key !== 'applications') throw new TypeError(`ready: unknown option "${key}"`);
-      }
-      refuseNulls('ready', readyOptions);
-      const policies = decider.warm(readyOptions.applications, authenticator.applications);
-      await Promise.all([authenticator.ready(), policies]);
-    },
+    ready: log ? logged(log, ready) : ready,
     close() {
       closing ??= (async () => {
         authenticator.close();
@@ -142,4 +58,15 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     },
   };
   return authorizer;
+
+  async function ready(readyOptions: ReadyOptions = {}): Promise<void> {
+    if (closing) throw new AuthorizerClosedError();
+    if (typeof readyOptions !== 'object' || (readyOptions as unknown) === null) throw new TypeError('ready: options must be an object');
+    for (const key of Object.keys(readyOptions)) {
+      if (key !== 'applications') throw new TypeError(`ready: unknown option "${key}"`);
+    }
+    refuseNulls('ready', readyOptions);
+    const policies = decider.warm(readyOptions.applications, authenticator.applications);
+    await Promise.all([authenticator.ready(), policies]);
+  }
 }

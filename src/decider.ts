@@ -14,6 +14,7 @@ import { permissionsOf } from './engine/permissions.js';
 import { describeResource, toResourceRef, type ResourceQuery } from './engine/resource.js';
 import { AuthorizerClosedError, PolicyUnavailableError } from './errors.js';
 import { isArray } from './lib/is-array.js';
+import { listForLog, type Log } from './lib/logger.js';
 import { PolicyClient, type PolicyEntry } from './policy/policy-client.js';
 import type { SharedRuntime } from './shared-options.js';
 import type { AccessibleResource, Caller, Decision, HeldPermission } from './types.js';
@@ -71,9 +72,11 @@ export interface Decider {
 export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPolicy?: (policy: CompiledPolicy) => void): Decider {
   const { now } = shared;
   const logDecision = createDecisionLog(config.onDecision, config.decisionSampleRate, now);
-  /** Every denial: the decision log and the `decision:denied` event. */
+  const { log } = shared;
+  /** Every denial: the decision log, the logger and the `decision:denied` event. */
   const denied = (identity: Caller, query: AuthorizeQuery, decision: Decision): Decision => {
     logDecision(identity, query, decision);
+    if (log) logDenial(log, identity, query, decision, policyClients.get(identity.claims.iss)?.peek(identity.claims.app)?.policy);
     return deniedEvent(identity, query, decision);
   };
   let closed = false;
@@ -140,6 +143,7 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
 
   async function decideQuery(identity: Caller, query: AuthorizeQuery): Promise<Decision> {
     if (closed) throw new AuthorizerClosedError();
+    checkCaller('authorize', identity);
     checkQuery('authorize', query);
     const resource = toResourceRef(query.resource);
     if (!resource) {
@@ -159,6 +163,7 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
 
   async function authorizeMany(identity: Caller, queries: readonly AuthorizeQuery[]): Promise<Decision[]> {
     if (closed) throw new AuthorizerClosedError();
+    checkCaller('authorizeMany', identity);
     if (!isArray(queries)) throw new TypeError('authorizeMany: "queries" must be an array');
     const prepared: Prepared[] = queries.map((query, i) => {
       checkQuery(`authorizeMany: queries[${i}]`, query);
@@ -176,6 +181,7 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
 
   async function accessible(identity: Caller, query: AccessibleQuery): Promise<string[] | AccessibleResource[]> {
     if (closed) throw new AuthorizerClosedError();
+    checkCaller('accessible', identity);
     checkQuery('accessible', query);
     if (query.explain !== undefined && typeof query.explain !== 'boolean') throw new TypeError('accessible: "explain" must be a boolean');
     const selector = selectorOf(query);
@@ -188,6 +194,7 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
 
   async function permissionsFor(identity: Caller, query: PermissionsQuery): Promise<HeldPermission[]> {
     if (closed) throw new AuthorizerClosedError();
+    checkCaller('permissionsFor', identity);
     if (typeof query !== 'object' || (query as unknown) === null) throw new TypeError('permissionsFor: expects { service, resource }');
     if (typeof query.service !== 'string' || query.service.length === 0) throw new TypeError('permissionsFor: "service" must be a non-empty string');
     const resource = toResourceRef(query.resource);
@@ -277,6 +284,36 @@ function namedWithRoles(ars: Caller['claims']['ars'], selector: AccessibleSelect
     }
   }
   return values.size;
+}
+
+/** A token string (or anything but an identity) where the identity belongs: say what to pass, never echo it. */
+function checkCaller(where: string, identity: unknown): void {
+  const claims = typeof identity === 'object' && identity !== null ? (identity as { claims?: unknown }).claims : undefined;
+  if (typeof claims === 'object' && claims !== null) return;
+  throw new TypeError(`${where}: pass the identity that authenticate() returned${typeof identity === 'string' ? ', not a token string' : ''}`);
+}
+
+/**
+ * One `debug` line per denial: enough to tell a typo from a real denial — the token's roles on the
+ * reference and the roles of the cached policy that grant the permission (computed only here, with
+ * a logger, on the denial path).
+ */
+function logDenial(log: Log, identity: Caller, query: AuthorizeQuery, decision: Decision, policy: CompiledPolicy | undefined): void {
+  const { service, permission } = query;
+  let granting: string[] | undefined;
+  // The policy that decided, or, when none was asked (no role on the reference), the cached one.
+  if (policy && (decision.changeId === undefined || policy.changeId === decision.changeId)) {
+    granting = [];
+    for (const [role, services] of policy.roles) if (services.get(service)?.has(permission) === true) granting.push(role);
+  }
+  const { app, sub } = identity.claims;
+  const shadow = query.mode === 'report' ? ' (report mode: let through)' : '';
+  log.debug(
+    { event: 'iam-authz.denied', code: 'ERR_PERMISSION_DENIED', reason: decision.reason, service, permission, reference: decision.reference, roles: decision.roles, grantingRoles: granting, changeId: decision.changeId, app, sub, mode: query.mode },
+    `ERR_PERMISSION_DENIED: ${decision.reason}: ${service} ${permission} on ${decision.reference} for ${sub} of application ${app}${shadow}; `
+      + `the token's roles on it: ${listForLog(decision.roles)}; `
+      + (granting ? `roles that would grant it: ${listForLog(granting)} (policy ${policy?.changeId ?? ''})` : 'roles that would grant it: unknown (no fresh policy cached)'),
+  );
 }
 
 /** A query's service and permission are a programming matter: a `TypeError`, not a denial. */

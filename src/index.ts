@@ -24,6 +24,7 @@ export {
 } from './errors.js';
 export { channels } from './diagnostics.js';
 export type { HintChannel, PolicyHint } from './policy/hints.js';
+export type { Logger, LogFields } from './lib/logger.js';
 // What applications read: the state a guard attaches, a route's mode, an error's problem body.
 // The adapter kit (createGuards, wrapGuards, Guard, toErrorResponse, …) is `iam-authz/adapter`.
 export type { IamState, GuardMode } from './adapter/guards.js';

@@ -136,6 +136,10 @@ export function createInventory(warn: (message: string) => void = emit): Invento
   }
 
   function ungranted(applicationId: string, asked?: readonly { service: string; permission: string }[]): UngrantedPermission[] | undefined {
+    if (typeof applicationId !== 'string') throw new TypeError('ungranted: "applicationId" must be a string');
+    if (asked !== undefined && (!Array.isArray(asked) || !asked.every((p: Partial<Record<'service' | 'permission', unknown>> | null) => typeof p?.service === 'string' && typeof p.permission === 'string'))) {
+      throw new TypeError('ungranted: "permissions" must be an array of { service, permission }');
+    }
     const state = apps.get(applicationId);
     return state && check(state, asked ?? allPairs());
   }

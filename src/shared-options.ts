@@ -5,6 +5,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { isArray } from './lib/is-array.js';
+import { consoleLogger, createLog, debugRequested, isLogger, type Log, type Logger } from './lib/logger.js';
 import { optionChecks, type OptionChecks } from './lib/option-checks.js';
 
 /** The checks of every component of the authorizer: their `TypeError`s start `createAuthorizer:`, the name users call. */
@@ -27,10 +28,21 @@ export interface SharedOptions {
   dispatcher?: Dispatcher;
   /** Clock in ms since the epoch; for tests. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Where the library logs: any object with `debug`, `info`, `warn` and `error` methods (pino,
+   * winston, `console`), called as `logger.debug(fields, message)` — pino's order; the message alone
+   * is complete, and `String(fields)` is the message. At `debug`: every refusal, its code and reason
+   * (for a denial the service, permission, reference, the token's roles on it and the roles that
+   * would have granted). At `warn`, a few lines per minute per failure: every 503 and `ready()`
+   * failure (a JWKS or policy endpoint answering 404, an outage), naming the URL and status. Never a
+   * token or an upstream body. A logger that throws is ignored (one process warning). Default: none,
+   * or a console logger on stderr when the environment has `IAM_AUTHZ_DEBUG=1` or `DEBUG=iam-authz`.
+   */
+  logger?: Logger;
 }
 
 /** The names of {@link SharedOptions}. */
-export const SHARED_OPTIONS: readonly (keyof SharedOptions)[] = ['baseUrl', 'issuer', 'dispatcher', 'now'];
+export const SHARED_OPTIONS: readonly (keyof SharedOptions)[] = ['baseUrl', 'issuer', 'dispatcher', 'now', 'logger'];
 
 /** {@link SharedOptions}, checked and with their defaults (the dispatcher is made by the caller, last). */
 export interface SharedConfig {
@@ -39,6 +51,8 @@ export interface SharedConfig {
   /** The accepted issuers, in the order given, without duplicates. */
   readonly issuers: readonly string[];
   readonly now: () => number;
+  /** The `logger` option (or the environment's console logger), wrapped; `undefined`: nothing is logged and nothing is computed for logs. */
+  readonly log: Log | undefined;
 }
 
 /** What each component is constructed with besides its own options. */
@@ -47,6 +61,11 @@ export interface SharedRuntime extends SharedConfig {
 }
 
 export function resolveSharedOptions(options: SharedOptions): SharedConfig {
+  if (typeof options.baseUrl === 'string' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(options.baseUrl)) {
+    // The first-hour mistake: a host name alone. Its own value, with the scheme, is the fix.
+    const host = /^[\w.-]{1,100}(:\d{1,5})?(\/[\w./-]{0,100})?$/.test(options.baseUrl) ? options.baseUrl : 'iam.example.com';
+    checks.fail(`"baseUrl" must be an http(s) URL: add the scheme, e.g. https://${host}`);
+  }
   const baseUrl = options.baseUrl === undefined ? undefined : checks.httpUrl('baseUrl', options.baseUrl, 'base').replace(/\/+$/, '');
   const issuerOption: unknown = options.issuer ?? (baseUrl === undefined ? undefined : `${baseUrl}/authentication/v1`);
   if (issuerOption === undefined) checks.fail('"baseUrl" or "issuer" is required');
@@ -59,7 +78,11 @@ export function resolveSharedOptions(options: SharedOptions): SharedConfig {
   }
   const now = options.now ?? Date.now;
   if (typeof now !== 'function') checks.fail('"now" must be a function');
-  return { baseUrl, issuers: [...new Set(issuers as string[])], now };
+  if (options.logger !== undefined && !isLogger(options.logger)) checks.fail('"logger" must be an object with debug, info, warn and error methods (pino, winston, console)');
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  const logger = options.logger ?? (debugRequested(env) ? consoleLogger : undefined);
+  const log = logger === undefined ? undefined : createLog(logger, now);
+  return { baseUrl, issuers: [...new Set(issuers as string[])], now, log };
 }
 
 /** A non-empty array of non-empty strings, or `fallback` when `undefined`. */

@@ -1,0 +1,78 @@
+/** The public shape of an authorizer: what {@link createAuthorizer} returns, and what `ready()` takes. */
+import type { AccessibleQuery, AuthorizeQuery, PermissionsQuery } from './decider.js';
+import type { InventoryEntry, UngrantedPermission } from './inventory.js';
+import type { AccessibleResource, Caller, Decision, HeldPermission, Identity } from './types.js';
+
+/** What {@link Authorizer.ready} warms besides the signing keys. */
+export interface ReadyOptions {
+  /**
+   * Application ids (the tokens' `app`) whose role policy is fetched now, so the first request of
+   * each pays no policy fetch. Needs the `policyToken` option: without it the policy is fetched
+   * with each caller's own token, which `ready()` does not have. Default: none.
+   */
+  readonly applications?: readonly string[];
+}
+
+/** Verifies tokens and decides permissions; made by {@link createAuthorizer}. */
+export interface Authorizer {
+  /** The `mode` option: the default mode of route guards made with this authorizer. */
+  readonly mode: 'enforce' | 'report';
+  /**
+   * Verifies the `Authorization` header value (`Bearer <token>`) and resolves with the caller's
+   * identity. Rejects with an `IamAuthzError`: 401 for a missing, invalid or expired token, 503 when
+   * the signing keys cannot be had.
+   */
+  authenticate(authorization: string | undefined): Promise<Identity>;
+  /**
+   * The spec's permission check for a verified identity. Resolves with a {@link Decision}; a denial
+   * resolves with `granted: false`. Rejects with 503 `ERR_POLICY_UNAVAILABLE` when no usable
+   * policy can be had — never grants without one.
+   */
+  authorize(identity: Caller, query: AuthorizeQuery): Promise<Decision>;
+  /**
+   * Several checks for one identity, with one policy lookup: one {@link Decision} per query, in
+   * order; queries may mix services, permissions and resources. Same rules and errors as `authorize`.
+   */
+  authorizeMany(identity: Caller, queries: readonly AuthorizeQuery[]): Promise<Decision[]>;
+  /**
+   * The resources of one kind on which the caller holds the permission, read from the token's `ars`
+   * and the policy — no call to the IAM beyond the usual policy fetch. Sorted and de-duplicated;
+   * bounded by the token, so it needs no pagination. A value is listed exactly when `authorize`
+   * would grant it. Rejects like `authorize` (503 without a usable policy, never a guess).
+   */
+  accessible(identity: Caller, query: AccessibleQuery & { readonly explain: true }): Promise<AccessibleResource[]>;
+  /** The same, as bare values: `['WVW1', 'WVW7']`. */
+  accessible(identity: Caller, query: AccessibleQuery): Promise<string[]>;
+  /** The permissions of `service` the caller holds on one resource, each with its granting roles; sorted by key. */
+  permissionsFor(identity: Caller, query: PermissionsQuery): Promise<HeldPermission[]>;
+  /**
+   * `authenticate` then `authorize`. Resolves with both when granted; rejects with 403
+   * `ERR_PERMISSION_DENIED` (carrying the decision) when denied, or with the 401/503 of either step.
+   */
+  check(authorization: string | undefined, query: AuthorizeQuery): Promise<{
+    /** The verified caller. */
+    identity: Identity;
+    /** The granting decision. */
+    decision: Decision;
+  }>;
+  /**
+   * Fetches the JWKS now instead of on the first request, and the role policy of each of
+   * `options.applications` (with `policyToken`). Rejects with 503 when it cannot; the error's
+   * `misconfigured` tells a wrong URL or refused credentials from an outage.
+   */
+  ready(options?: ReadyOptions): Promise<void>;
+  /**
+   * What the guards made over this authorizer ask for, registered when each guard is created (a
+   * NestJS decorator's when the module initialises): plain JSON, de-duplicated, in a stable order.
+   * Snapshot it (`expect(authorizer.inventory()).toMatchSnapshot()`) so that a change shows in review.
+   */
+  inventory(): InventoryEntry[];
+  /**
+   * Which inventoried permissions (or, given `permissions`, which of those) no role of the policy in
+   * hand for `applicationId` grants; `undefined` when no policy of that application has been fetched.
+   * The same list the `IAM_AUTHZ_UNGRANTED_PERMISSION` warning reports once per new `changeId`.
+   */
+  ungranted(applicationId: string, permissions?: readonly { service: string; permission: string }[]): UngrantedPermission[] | undefined;
+  /** Aborts fetches under way and releases sockets and timers owned by the authorizer. Idempotent. */
+  close(): Promise<void>;
+}
