@@ -77,7 +77,7 @@ function makeAuthorizer(): Authorizer {
     issuer: iam.issuer,
     jwksUri: `${proxy.url}/authentication/v1/.well-known/jwks.json`,
     policyUrl: `${proxy.url}/policy/v1/roles`,
-    jwks: { cacheMaxAgeMs: 500, cooldownMs: 100, timeoutMs: 400 },
+    jwks: { ttlMs: 500, minRefreshIntervalMs: 100, timeoutMs: 400 },
     policy: { ttlMs: 300, minRefreshIntervalMs: 100, timeoutMs: 400, maxStaleMs: 60_000 },
   });
 }

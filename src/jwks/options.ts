@@ -7,15 +7,24 @@ import { warnOnce } from '../lib/warn-once.js';
 
 /** Tuning of the remote JWKS cache. */
 export interface JwksOptions {
-  /** Keys are fresh this long (ms) after a successful fetch; after that they are refreshed in the background. Default `600_000` (10 min). */
-  cacheMaxAgeMs?: number;
-  /** Least time (ms) between two fetches: bounds refetches for unknown `kid`s and retries after a failure. Default `5_000`. */
-  cooldownMs?: number;
+  /**
+   * Keys are fresh this long (ms) after a successful fetch. They are refreshed in the background by
+   * the first request after a random point in the last fifth of it (the first refresh after start:
+   * anywhere in its last nine tenths), so that replicas do not all ask at once. Default `600_000` (10 min).
+   */
+  ttlMs?: number;
+  /**
+   * Least time (ms) between two fetches that are not needed to answer: bounds refetches for unknown
+   * `kid`s (each preceded by a random delay of up to `min(1 s, minRefreshIntervalMs)`) and is where
+   * the backoff after a failure starts (then it doubles, with jitter, up to `ttlMs`, at most 10 min;
+   * 30 s while no usable key is held). Default `5_000`.
+   */
+  minRefreshIntervalMs?: number;
   /** Total time (ms) for one JWKS fetch: connect, headers and body. Default `5_000`. */
   timeoutMs?: number;
   /**
    * While the endpoint fails, cached keys keep verifying for this long (ms) after they stopped being
-   * fresh — i.e. until `cacheMaxAgeMs + maxStaleMs` after the last success (RFC 5861 stale-if-error).
+   * fresh — i.e. until `ttlMs + maxStaleMs` after the last success (RFC 5861 stale-if-error).
    * Default `3_600_000` (1 h).
    */
   maxStaleMs?: number;
@@ -24,8 +33,8 @@ export interface JwksOptions {
 }
 
 export const DEFAULT_JWKS: Readonly<Required<JwksOptions>> = {
-  cacheMaxAgeMs: 600_000,
-  cooldownMs: 5_000,
+  ttlMs: 600_000,
+  minRefreshIntervalMs: 5_000,
   timeoutMs: 5_000,
   maxStaleMs: 3_600_000,
   maxBytes: 65_536,
@@ -40,14 +49,14 @@ export function resolveJwksOptions(jwks: JwksOptions | undefined, checks: Option
   if (Object.hasOwn(jwks, 'keys')) fail('unknown option "jwks.keys": give a local JWK Set as "localJwks" ("jwks" tunes the remote key cache)');
   onlyKnown('jwks', jwks, Object.keys(DEFAULT_JWKS));
   const resolved = {
-    cacheMaxAgeMs: positiveInt('jwks.cacheMaxAgeMs', jwks.cacheMaxAgeMs, DEFAULT_JWKS.cacheMaxAgeMs),
-    cooldownMs: nonNegativeInt('jwks.cooldownMs', jwks.cooldownMs, DEFAULT_JWKS.cooldownMs),
+    ttlMs: positiveInt('jwks.ttlMs', jwks.ttlMs, DEFAULT_JWKS.ttlMs),
+    minRefreshIntervalMs: nonNegativeInt('jwks.minRefreshIntervalMs', jwks.minRefreshIntervalMs, DEFAULT_JWKS.minRefreshIntervalMs),
     timeoutMs: positiveInt('jwks.timeoutMs', jwks.timeoutMs, DEFAULT_JWKS.timeoutMs),
     maxStaleMs: nonNegativeInt('jwks.maxStaleMs', jwks.maxStaleMs, DEFAULT_JWKS.maxStaleMs),
     maxBytes: positiveInt('jwks.maxBytes', jwks.maxBytes, DEFAULT_JWKS.maxBytes),
   };
-  if (resolved.cacheMaxAgeMs < resolved.cooldownMs) {
-    warnOnce('IAM_AUTHZ_JWKS_MAX_AGE_BELOW_COOLDOWN', `createAuthorizer: "jwks.cacheMaxAgeMs" (${resolved.cacheMaxAgeMs} ms) is shorter than "jwks.cooldownMs" (${resolved.cooldownMs} ms): keys are not refreshed more often than the cooldown allows`);
+  if (resolved.ttlMs < resolved.minRefreshIntervalMs) {
+    warnOnce('IAM_AUTHZ_JWKS_TTL_BELOW_MIN_REFRESH', `createAuthorizer: "jwks.ttlMs" (${resolved.ttlMs} ms) is shorter than "jwks.minRefreshIntervalMs" (${resolved.minRefreshIntervalMs} ms): keys are not refreshed more often than every ${resolved.minRefreshIntervalMs} ms`);
   }
   return resolved;
 }

@@ -1,16 +1,18 @@
 /**
  * The JWKS client. Unlike jose's `createRemoteJWKSet`, it keeps verifying with cached keys while
  * the endpoint is down (for `maxStaleMs` after they stopped being fresh, RFC 5861 stale-if-error:
- * until `cacheMaxAgeMs + maxStaleMs` after the last success), refreshes in the background once the
- * cache is older than `cacheMaxAgeMs`, and limits refetches for unknown kids to one per
- * `cooldownMs`, shared by every concurrent request.
+ * until `ttlMs + maxStaleMs` after the last success), refreshes in the background near the end of
+ * `ttlMs` (jittered), and limits refetches for unknown kids to one per `minRefreshIntervalMs`,
+ * shared by every concurrent request, after a short random delay. The timing rules are the
+ * `Refresher`'s, shared with the policy client.
  */
 import type { Dispatcher } from 'undici';
 import { JwksUnavailableError, TokenInvalidError } from '../errors.js';
 import { jwksFailed, jwksRefreshed } from '../diagnostics.js';
 import { Closer } from '../lib/closer.js';
 import { httpGet, parseJsonBody, UpstreamError } from '../lib/upstream.js';
-import { abandoned, backgroundWorkAllowed, joinShared } from '../lib/transport.js';
+import { backgroundWorkAllowed } from '../lib/transport.js';
+import { Refresher, retryAfterMs, sleep, type RefresherStatus } from '../lib/refresher.js';
 import { changedKids, importJwks, isJwkSetLike, type KeyIndex, type VerificationKey } from './import-jwks.js';
 import type { KeySet } from './key-set.js';
 
@@ -18,55 +20,65 @@ export interface RemoteKeySetConfig {
   uri: string;
   dispatcher: Dispatcher;
   algorithms: ReadonlySet<string>;
-  cacheMaxAgeMs: number;
-  cooldownMs: number;
+  ttlMs: number;
+  minRefreshIntervalMs: number;
   timeoutMs: number;
   maxStaleMs: number;
   maxBytes: number;
   now: () => number;
+  /** Uniform in [0, 1) for the jitter; tests only. Default `Math.random`. */
+  random?: () => number;
   /** Called with the kids that disappeared or now name another key, so dependent caches can be dropped. */
   onKeysRemoved?: (kids: readonly string[]) => void;
 }
 
+/** Where one issuer's keys stand (see `Authorizer.status`). */
+export interface KeySetStatus extends RefresherStatus {
+  /** The key ids held, sorted. */
+  keyIds: string[];
+}
+
+const EMPTY: KeyIndex = new Map();
+
 export class RemoteKeySet implements KeySet {
   readonly #config: RemoteKeySetConfig;
-  #index: KeyIndex = new Map();
-  #lastSuccessAt: number | undefined;
-  #lastAttemptAt: number | undefined;
-  #lastError: UpstreamError | undefined;
-  #inflight: Promise<void> | undefined;
-  /** Fetches started so far; tells the running one from an abandoned one. */
-  #fetches = 0;
+  readonly #keys: Refresher<KeyIndex>;
+  /** A spread-out wait before an unknown-kid refetch, shared by the requests that asked meanwhile. */
+  #spreading: Promise<void> | undefined;
   readonly #closing = new Closer();
 
   constructor(config: RemoteKeySetConfig) {
     this.#config = config;
+    this.#keys = new Refresher<KeyIndex>(config);
+  }
+
+  get #index(): KeyIndex {
+    return this.#keys.value ?? EMPTY;
   }
 
   peek(kid: string): readonly VerificationKey[] | undefined {
-    if (this.#lastSuccessAt === undefined) return undefined;
-    if (this.#config.now() - this.#lastSuccessAt > this.#config.cacheMaxAgeMs + this.#config.maxStaleMs) return undefined;
+    if (this.#keys.usable() === undefined) return undefined;
     // Without background work (workerd), a due refresh is the caller's: `resolve` does it.
-    if (!backgroundWorkAllowed() && this.#refreshDue()) return undefined;
+    if (!backgroundWorkAllowed() && this.#keys.refreshDue()) return undefined;
     void this.touch(); // settles by itself: background work here
     return this.#index.get(kid);
   }
 
   /**
-   * Starts a background refresh when the keys are older than `cacheMaxAgeMs`. Where no background
-   * work is allowed (workerd), does it in the caller's request instead: the promise to wait for.
+   * Starts a background refresh when one is due (see `Refresher`). Where no background work is
+   * allowed (workerd), does it in the caller's request instead: the promise to wait for.
    */
   touch(): Promise<void> | undefined {
-    if (!this.#refreshDue()) return undefined;
+    if (!this.#keys.refreshDue()) return undefined;
     if (!backgroundWorkAllowed()) return this.#refreshOrJoin();
-    this.#refreshInBackground();
+    void this.#keys.start(() => this.#fetch(), false);
     return undefined;
   }
 
   async resolve(kid: string): Promise<readonly VerificationKey[]> {
-    if (!this.#usable()) {
-      await this.#refreshOrJoin();
-      if (!this.#usable()) throw this.#unavailable();
+    if (this.#keys.usable() === undefined) {
+      await this.#refreshOrJoin(true);
+      if (this.#keys.usable() === undefined) throw this.#unavailable();
     } else {
       // Stale keys stay usable if the refresh fails (stale-if-error).
       await this.touch();
@@ -74,25 +86,38 @@ export class RemoteKeySet implements KeySet {
     const known = this.#index.get(kid);
     if (known) return known;
 
-    // Unknown kid: perhaps the IAM rotated keys. Refetch at most once per cooldown, shared.
+    // Unknown kid: perhaps the IAM rotated keys. Every replica sees the new kid at once: wait a
+    // short random delay first, so that they do not all ask in the same instant.
+    if (!this.#keys.running() && this.#keys.mayStart(false)) {
+      this.#spreading ??= sleep(this.#keys.spreadDelayMs()).finally(() => { this.#spreading = undefined; });
+      await this.#spreading;
+      const meanwhile = this.#index.get(kid);
+      if (meanwhile) return meanwhile;
+    }
+    // Refetch at most once per minRefreshIntervalMs, shared.
     await this.#refreshOrJoin();
     const after = this.#index.get(kid);
     if (after) return after;
-    if (this.#lastError) throw this.#unavailable();
+    if (this.#keys.lastError) throw this.#unavailable();
     throw new TokenInvalidError('no key in the JWKS matches the token kid');
   }
 
   async refetchAfterFailure(kid: string, tried: readonly VerificationKey[]): Promise<readonly VerificationKey[] | undefined> {
     await this.#refreshOrJoin();
-    if (!this.#usable()) return undefined;
+    if (this.#keys.usable() === undefined) return undefined;
     const now = this.#index.get(kid);
     return now && now !== tried && now.some((k) => !tried.some((t) => t.thumbprint === k.thumbprint)) ? now : undefined;
   }
 
   async ready(): Promise<void> {
-    if (this.#usable()) return;
-    await this.#refreshOrJoin();
-    if (!this.#usable()) throw this.#unavailable();
+    if (this.#keys.usable() !== undefined) return;
+    await this.#refreshOrJoin(true);
+    if (this.#keys.usable() === undefined) throw this.#unavailable();
+  }
+
+  /** Where the keys stand: plain JSON (key ids, never keys). */
+  status(): KeySetStatus {
+    return { ...this.#keys.status(), keyIds: [...this.#index.keys()].sort() };
   }
 
   /** Aborts a fetch under way; later fetches fail at once (503). */
@@ -100,39 +125,15 @@ export class RemoteKeySet implements KeySet {
     this.#closing.close();
   }
 
-  /** True while the cached keys may be used: fetched once, and stale for no longer than `maxStaleMs`. */
-  #usable(): boolean {
-    return this.#lastSuccessAt !== undefined && this.#config.now() - this.#lastSuccessAt <= this.#config.cacheMaxAgeMs + this.#config.maxStaleMs;
-  }
-
-  /** True when the keys are older than `cacheMaxAgeMs` and a fetch may start (or is running). */
-  #refreshDue(): boolean {
-    return this.#lastSuccessAt !== undefined && this.#config.now() - this.#lastSuccessAt > this.#config.cacheMaxAgeMs && (this.#inflight !== undefined || this.#mayFetch());
-  }
-
-  /** Starts a fetch unless one is running or the cooldown forbids it; waits for any running fetch. */
-  async #refreshOrJoin(): Promise<void> {
-    if (this.#inflight && abandoned(this.#lastAttemptAt, this.#config.now(), this.#config.timeoutMs)) this.#inflight = undefined;
-    if (!this.#inflight && this.#mayFetch()) this.#start();
-    if (this.#inflight) await joinShared(this.#inflight, this.#config.timeoutMs, undefined);
-  }
-
-  #refreshInBackground(): void {
-    if (!this.#inflight && this.#mayFetch()) this.#start();
-  }
-
-  #mayFetch(): boolean {
-    return this.#lastAttemptAt === undefined || this.#config.now() - this.#lastAttemptAt >= this.#config.cooldownMs;
-  }
-
-  #start(): void {
-    this.#inflight = this.#fetch(++this.#fetches);
+  /** Starts a fetch unless one is running or the budget forbids it; waits for any running fetch. */
+  async #refreshOrJoin(urgent = false): Promise<void> {
+    const pending = this.#keys.start(() => this.#fetch(), urgent);
+    if (pending) await this.#keys.join(pending, undefined);
   }
 
   /** Never rejects: the outcome is recorded in the instance. */
-  async #fetch(seq: number): Promise<void> {
+  async #fetch(): Promise<void> {
     const config = this.#config;
-    this.#lastAttemptAt = config.now();
     try {
       const res = await httpGet(config.uri, {
         dispatcher: config.dispatcher,
@@ -148,23 +149,18 @@ export class RemoteKeySet implements KeySet {
       if (index.size === 0) throw new UpstreamError('malformed', `the JWK Set of ${config.uri} holds no usable RSA signing key`);
       // A kid gone, or now naming another key: what was verified with the old key must go too.
       const removed = changedKids(this.#index, index);
-      this.#index = index;
-      this.#lastSuccessAt = config.now();
-      this.#lastError = undefined;
+      this.#keys.succeeded(index);
       if (removed.length > 0) config.onKeysRemoved?.(removed);
       if (jwksRefreshed.hasSubscribers) jwksRefreshed.publish({ uri: config.uri, keyCount: index.size, removedKids: removed });
     } catch (error) {
       const failure = error instanceof UpstreamError ? error : new UpstreamError('malformed', 'JWKS could not be used', { cause: error });
-      this.#lastError = failure;
+      this.#keys.failed(failure, retryAfterMs(failure, config.now()));
       if (jwksFailed.hasSubscribers) jwksFailed.publish({ uri: config.uri, reason: failure.reason, misconfigured: failure.misconfigured, error: failure });
-    } finally {
-      // Only if still the running one: an abandoned fetch (workerd) may have been replaced.
-      if (this.#fetches === seq) this.#inflight = undefined;
     }
   }
 
   #unavailable(): JwksUnavailableError {
-    const last = this.#lastError;
+    const last = this.#keys.lastError as UpstreamError | undefined;
     const misconfigured = last?.misconfigured ?? false;
     // "misconfigured" first: a 404 or an HTML page at the jwksUri will not heal by waiting.
     const state = misconfigured ? 'misconfigured (check jwksUri / baseUrl)' : 'unavailable';

@@ -51,10 +51,12 @@ export class UpstreamError extends Error {
    * asked for them and the body fitted; otherwise `undefined`.
    */
   readonly response: ErrorResponseBody | undefined;
+  /** The `Retry-After` header of a 4xx/5xx answer, as sent (see `parseRetryAfter`). */
+  readonly retryAfter: string | undefined;
   constructor(
     reason: UpstreamFailureReason,
     message: string,
-    options?: { cause?: unknown; statusCode?: number; response?: ErrorResponseBody; misconfigured?: boolean },
+    options?: { cause?: unknown; statusCode?: number; response?: ErrorResponseBody; misconfigured?: boolean; retryAfter?: string },
   ) {
     super(message, options);
     this.name = 'UpstreamError';
@@ -62,6 +64,7 @@ export class UpstreamError extends Error {
     this.statusCode = options?.statusCode;
     this.response = options?.response;
     this.misconfigured = options?.misconfigured ?? false;
+    this.retryAfter = options?.retryAfter;
   }
 }
 
@@ -155,11 +158,13 @@ async function readAnswer(url: string, res: RawAnswer, options: RequestOptions):
   }
   if ((statusCode < 200 || statusCode >= 300) && !options.acceptStatuses?.includes(statusCode)) {
     const errorBodyMaxBytes = options.errorBodyMaxBytes ?? 0;
+    const retryAfter = headerValue(res.headers['retry-after']);
     const body = statusCode >= 400 && errorBodyMaxBytes > 0 ? await readBody(res, errorBodyMaxBytes).catch(() => undefined) : undefined;
     if (body === undefined) res.discard();
     throw new UpstreamError('status', `${what} answered HTTP ${statusCode}`, {
       statusCode,
       misconfigured: MISCONFIGURED_STATUSES.has(statusCode),
+      ...(retryAfter === undefined ? {} : { retryAfter }),
       ...(body === undefined ? {} : { response: { headers: res.headers, body } }),
     });
   }

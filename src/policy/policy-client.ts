@@ -2,15 +2,17 @@
  * The policy client: fetches the role policy of an application (spec §4.2) and keeps it, per
  * application, in a bounded LRU.
  *
- * - fresh for `ttlMs`; then served stale while one background revalidation runs, sent with
+ * - fresh until a random point in the last fifth of `ttlMs` (see `Refresher`: replicas started
+ *   together drift apart); then served while one background revalidation runs, sent with
  *   `If-None-Match: "<changeId>"` (304 or an unchanged `changeId` keep the compiled policy);
  * - a new `changeId` swaps the newly compiled policy in, in one assignment;
  * - on failure, the cached policy is served for `maxStaleMs` after it stopped being fresh (RFC 5861
  *   stale-if-error: until `ttlMs + maxStaleMs` after its last successful fetch);
  *   past that, or with nothing cached, callers get 503 `ERR_POLICY_UNAVAILABLE`;
  * - at most one fetch per application is in flight, and fetches that are not needed to answer
- *   (background revalidation, refetch after a denial, retry after a failure) are spaced by at
- *   least `minRefreshIntervalMs`.
+ *   (background revalidation, refetch after a denial) are spaced by at least
+ *   `minRefreshIntervalMs`; retries after a failure back off from there (jittered, `Retry-After`
+ *   honoured). The timing rules are the `Refresher`'s, shared with the JWKS client.
  *
  * - the policy is fetched with the caller's token (unless `policyToken` is set). A 401/403 to that
  *   token is that caller's outcome only (401/403 `ERR_TOKEN_REJECTED`, or 503 misconfiguration when
@@ -31,7 +33,8 @@ import { policyChanged, policyFailed, policyFetched, policyRevalidated, policySt
 import { compilePolicyYielding } from '../engine/compile-policy.js';
 import { BYTES_PER_TURN, nextTurn } from '../lib/sliced-json.js';
 import { Closer } from '../lib/closer.js';
-import { abandoned, backgroundWorkAllowed, joinShared } from '../lib/transport.js';
+import { backgroundWorkAllowed } from '../lib/transport.js';
+import { Refresher, retryAfterMs, type RefresherStatus } from '../lib/refresher.js';
 import { httpGet, parseJsonBodySliced, UpstreamError } from '../lib/upstream.js';
 import type { RolePolicy } from '../types.js';
 import type { CompiledPolicy } from '../engine/compile-policy.js';
@@ -62,6 +65,8 @@ export interface PolicyClientConfig {
   maxApplications: number;
   maxBytes: number;
   now: () => number;
+  /** Uniform in [0, 1) for the jitter; tests only. Default `Math.random`. */
+  random?: () => number;
 }
 
 /** A compiled policy and when it was last confirmed by the API. Replaced, never mutated. */
@@ -70,11 +75,15 @@ export interface PolicyEntry {
   readonly fetchedAt: number;
 }
 
+/** Where one application's policy stands (see `Authorizer.status`). */
+export interface PolicyStatus extends RefresherStatus {
+  /** The `changeId` of the policy held; `null` when none. */
+  changeId: string | null;
+}
+
 interface AppState {
-  entry: PolicyEntry | undefined;
-  inflight: Promise<FetchOutcome> | undefined;
-  lastAttemptAt: number | undefined;
-  lastError: UpstreamError | undefined;
+  /** The policy, its freshness, failures and fetch budget. */
+  cache: Refresher<PolicyEntry>;
   /** When the policy API last accepted a token of this application (any 2xx or 304 answer). */
   acceptedAt: number | undefined;
   /**
@@ -85,6 +94,8 @@ interface AppState {
 }
 
 /** How a fetch ended: recorded in the app state, or a refusal of the token it was sent with. */
+type AttemptMark = ReturnType<Refresher<PolicyEntry>['attemptMark']>;
+
 type FetchOutcome = { readonly refused: false } | { readonly refused: true; readonly token: string; readonly status: 401 | 403 };
 const RECORDED: FetchOutcome = { refused: false };
 
@@ -112,8 +123,7 @@ export class PolicyClient {
   peek(applicationId: string, callerToken?: string): PolicyEntry | undefined {
     // The memory is empty unless some token was refused lately: no hashing on the usual path.
     if (callerToken !== undefined && this.#refused.size > 0 && this.#refusal(callerToken) !== undefined) return undefined;
-    const entry = this.#apps.get(applicationId)?.entry;
-    return entry && this.#config.now() - entry.fetchedAt < this.#config.ttlMs ? entry : undefined;
+    return this.#apps.get(applicationId)?.cache.current();
   }
 
   /**
@@ -124,27 +134,26 @@ export class PolicyClient {
   async get(applicationId: string, callerToken: string): Promise<PolicyEntry> {
     const state = this.#state(applicationId);
     this.#throwIfRefused(applicationId, state, callerToken);
-    const { entry } = state;
+    const { cache } = state;
+    const current = cache.current();
+    if (current) return current;
+    const entry = cache.usable();
     if (entry) {
-      const age = this.#config.now() - entry.fetchedAt;
-      if (age < this.#config.ttlMs) return entry;
-      if (age <= this.#config.ttlMs + this.#config.maxStaleMs) {
-        if (policyStale.hasSubscribers) {
-          policyStale.publish({ applicationId, changeId: entry.policy.changeId, ageMs: age, lastError: state.lastError });
-        }
-        const revalidating = this.#startFetch(state, applicationId, callerToken, false);
-        // workerd drops a request's leftover work: there this request revalidates and waits.
-        if (revalidating && !backgroundWorkAllowed()) await joinShared(revalidating, this.#config.timeoutMs, RECORDED);
-        return this.#usable(state) ?? entry;
+      if (policyStale.hasSubscribers) {
+        policyStale.publish({ applicationId, changeId: entry.policy.changeId, ageMs: cache.ageMs() ?? 0, lastError: cache.lastError });
       }
+      const revalidating = this.#startFetch(state, applicationId, callerToken, false);
+      // workerd drops a request's leftover work: there this request revalidates and waits.
+      if (revalidating && !backgroundWorkAllowed()) await cache.join(revalidating, RECORDED);
+      return cache.usable() ?? entry;
     }
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
       // A retry after another caller's token was refused is not held back by the refetch spacing:
       // that refusal said nothing about the application.
-      const pending = this.#startFetch(state, applicationId, callerToken, round > 0 || state.lastError === undefined);
+      const pending = this.#startFetch(state, applicationId, callerToken, round > 0 || state.cache.lastError === undefined);
       if (!pending) break;
-      const outcome = await joinShared(pending, this.#config.timeoutMs, RECORDED);
-      const usable = this.#usable(state);
+      const outcome = await state.cache.join(pending, RECORDED);
+      const usable = state.cache.usable();
       if (usable) return usable;
       if (!outcome.refused) break;
       if (outcome.token === callerToken) throw this.#refusedError(applicationId, state, outcome.status);
@@ -161,10 +170,20 @@ export class PolicyClient {
   async refreshAfterDenial(applicationId: string, callerToken: string, seen: PolicyEntry): Promise<PolicyEntry | undefined> {
     const state = this.#state(applicationId);
     const pending = this.#startFetch(state, applicationId, callerToken, false);
-    const outcome = pending ? await joinShared(pending, this.#config.timeoutMs, RECORDED) : RECORDED;
+    const outcome = pending ? await state.cache.join(pending, RECORDED) : RECORDED;
     if (outcome.refused && outcome.token === callerToken) throw this.#refusedError(applicationId, state, outcome.status);
-    const entry = this.#usable(state);
+    const entry = state.cache.usable();
     return entry && entry.policy !== seen.policy ? entry : undefined;
+  }
+
+  /** Where each cached application's policy stands: plain JSON (the `changeId`, never the policy). */
+  status(): Record<string, PolicyStatus> {
+    const out: Record<string, PolicyStatus> = {};
+    // Oldest first, and without touching the LRU order.
+    for (const [applicationId, state] of this.#apps.rentries() as Iterable<[string, AppState]>) {
+      out[applicationId] = { ...state.cache.status(), changeId: state.cache.value?.policy.changeId ?? null };
+    }
+    return out;
   }
 
   /** Aborts fetches under way and forgets every policy; later fetches fail at once (503). */
@@ -225,15 +244,10 @@ export class PolicyClient {
   #state(applicationId: string): AppState {
     let state = this.#apps.get(applicationId);
     if (!state) {
-      state = { entry: undefined, inflight: undefined, lastAttemptAt: undefined, lastError: undefined, acceptedAt: undefined, bodyDigest: undefined };
+      state = { cache: new Refresher<PolicyEntry>(this.#config), acceptedAt: undefined, bodyDigest: undefined };
       this.#apps.set(applicationId, state);
     }
     return state;
-  }
-
-  #usable(state: AppState): PolicyEntry | undefined {
-    const { entry } = state;
-    return entry && this.#config.now() - entry.fetchedAt <= this.#config.ttlMs + this.#config.maxStaleMs ? entry : undefined;
   }
 
   /**
@@ -242,23 +256,17 @@ export class PolicyClient {
    * (a background revalidation then waits for the next caller's token).
    */
   #startFetch(state: AppState, applicationId: string, callerToken: string, urgent: boolean): Promise<FetchOutcome> | undefined {
-    const now = this.#config.now();
-    if (state.inflight && !abandoned(state.lastAttemptAt, now, this.#config.timeoutMs)) return state.inflight;
-    if (!urgent && state.lastAttemptAt !== undefined && now - state.lastAttemptAt < this.#config.minRefreshIntervalMs) return undefined;
+    const { cache } = state;
+    if (cache.running()) return cache.start(() => Promise.resolve(RECORDED), urgent);
     if (this.#refusal(callerToken) !== undefined && this.#config.policyToken === undefined) return undefined;
-    const attemptBefore = state.lastAttemptAt;
-    state.lastAttemptAt = now;
-    const pending = this.#fetch(state, applicationId, callerToken, attemptBefore).finally(() => {
-      if (state.inflight === pending) state.inflight = undefined;
-    });
-    state.inflight = pending;
-    return pending;
+    const mark = cache.attemptMark();
+    return cache.start(() => this.#fetch(state, applicationId, callerToken, mark), urgent);
   }
 
   /** Never rejects: the outcome is recorded in `state`, or is a refusal of `callerToken`. */
-  async #fetch(state: AppState, applicationId: string, callerToken: string, attemptBefore: number | undefined): Promise<FetchOutcome> {
+  async #fetch(state: AppState, applicationId: string, callerToken: string, attemptBefore: AttemptMark): Promise<FetchOutcome> {
     const config = this.#config;
-    const previous = state.entry;
+    const previous = state.cache.value;
     try {
       const token = config.policyToken ? await config.policyToken() : callerToken;
       const headers: Record<string, string> = { accept: 'application/json', authorization: `Bearer ${token}` };
@@ -303,9 +311,8 @@ export class PolicyClient {
       }
       // Large policies are compiled in slices, so that other applications' requests are not held up.
       const policy = await compilePolicyYielding(body as RolePolicy);
-      state.entry = { policy, fetchedAt: config.now() };
+      state.cache.succeeded({ policy, fetchedAt: config.now() });
       state.bodyDigest = digest;
-      state.lastError = undefined;
       if (previous) {
         if (policyChanged.hasSubscribers) policyChanged.publish({ applicationId, previousChangeId: previous.policy.changeId, changeId: policy.changeId });
       } else if (policyFetched.hasSubscribers) {
@@ -317,7 +324,7 @@ export class PolicyClient {
       const status = failure.reason === 'status' ? failure.statusCode : undefined;
       if ((status === 401 || status === 403) && config.policyToken === undefined) return this.#refusedFetch(state, applicationId, callerToken, status, attemptBefore, failure);
       // With `policyToken`, a 401/403 refuses the service's own identity: UpstreamError marks it misconfigured.
-      state.lastError = failure;
+      state.cache.failed(failure, retryAfterMs(failure, config.now()));
       if (policyFailed.hasSubscribers) policyFailed.publish({ applicationId, reason: failure.reason, misconfigured: failure.misconfigured, error: failure });
       return RECORDED;
     }
@@ -328,8 +335,8 @@ export class PolicyClient {
    * back (the next caller's token may revalidate at once), and leave the app state alone. When no
    * token of the application was accepted lately, it reads as a misconfiguration in `policy:failed`.
    */
-  #refusedFetch(state: AppState, applicationId: string, token: string, status: 401 | 403, attemptBefore: number | undefined, failure: UpstreamError): FetchOutcome {
-    state.lastAttemptAt = attemptBefore;
+  #refusedFetch(state: AppState, applicationId: string, token: string, status: 401 | 403, attemptBefore: AttemptMark, failure: UpstreamError): FetchOutcome {
+    state.cache.forgetAttempt(attemptBefore.lastAttemptAt, attemptBefore.notBefore);
     this.#refused.set(this.#tokenKey(token), { status, until: this.#config.now() + REFUSAL_MEMORY_MS });
     const acceptedRecently = this.#acceptedRecently(state);
     if (policyTokenRefused.hasSubscribers) policyTokenRefused.publish({ applicationId, statusCode: status, acceptedRecently });
@@ -339,13 +346,12 @@ export class PolicyClient {
 
   /** The API confirmed the cached policy (304, or the same changeId): keep it compiled, fresh again. */
   #confirm(state: AppState, applicationId: string, previous: PolicyEntry, notModified: boolean): void {
-    state.entry = { policy: previous.policy, fetchedAt: this.#config.now() };
-    state.lastError = undefined;
+    state.cache.succeeded({ policy: previous.policy, fetchedAt: this.#config.now() });
     if (policyRevalidated.hasSubscribers) policyRevalidated.publish({ applicationId, changeId: previous.policy.changeId, notModified });
   }
 
   #unavailable(applicationId: string, state: AppState): never {
-    const last = state.lastError;
+    const last = state.cache.lastError as UpstreamError | undefined;
     const misconfigured = last?.misconfigured ?? false;
     const detail = last ? `: ${misconfigured ? 'the policy API is misconfigured (check policyUrl / baseUrl): ' : ''}${last.message}` : '';
     throw new PolicyUnavailableError(`no usable role policy for application ${applicationId}${detail}`, { cause: last, misconfigured });

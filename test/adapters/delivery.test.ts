@@ -37,7 +37,7 @@ beforeAll(async () => {
   jwks = await startJwksServer();
   policy = await startPolicyServer();
   down = await startLoopback((_req, res) => { json(res, 500, { error: 'down' }); });
-  const base = { baseUrl: jwks.url, now: () => NOW_MS, jwks: { cooldownMs: 0 }, policy: { minRefreshIntervalMs: 0 } };
+  const base = { baseUrl: jwks.url, now: () => NOW_MS, jwks: { minRefreshIntervalMs: 0 }, policy: { minRefreshIntervalMs: 0 } };
   ok = createAuthorizer({ ...base, policyUrl: policy.url });
   policyDown = createAuthorizer({ ...base, policyUrl: down.url });
   alice = mint(jwks.url, { sub: 'actor-alice', ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }] });

@@ -19,7 +19,7 @@ beforeAll(async () => {
   jwks = await startJwksServer();
   policy = await startPolicyServer();
   down = await startLoopback((_req, res) => { json(res, 500, { error: 'down' }); });
-  const base = { baseUrl: jwks.url, now: () => NOW_MS, jwks: { cooldownMs: 0 }, policy: { minRefreshIntervalMs: 0 } };
+  const base = { baseUrl: jwks.url, now: () => NOW_MS, jwks: { minRefreshIntervalMs: 0 }, policy: { minRefreshIntervalMs: 0 } };
   ok = createAuthorizer({ ...base, policyUrl: policy.url });
   policyDown = createAuthorizer({ ...base, policyUrl: down.url });
   jwksDown = createAuthorizer({ ...base, jwksUri: down.url, issuer: `${jwks.url}/authentication/v1`, policyUrl: policy.url });

@@ -22,7 +22,7 @@ describe('createAuthorizer refuses null options, naming them', () => {
   });
 
   test.each([
-    ['jwks', ['cacheMaxAgeMs', 'cooldownMs', 'timeoutMs', 'maxStaleMs', 'maxBytes']],
+    ['jwks', ['ttlMs', 'minRefreshIntervalMs', 'timeoutMs', 'maxStaleMs', 'maxBytes']],
     ['policy', ['ttlMs', 'maxStaleMs', 'minRefreshIntervalMs', 'timeoutMs', 'maxApplications', 'maxBytes']],
     ['tokenCache', ['max', 'maxTtlMs']],
   ] as const)('%s.*: null', (group, members) => {

@@ -10,7 +10,7 @@ import { json, KEY, KEY2, mint, startLoopback, type Loopback } from '../helpers/
 import { bearer, expectAuthzError, JWKS_PATH, upstreamReason, useJwksServer } from './harness.js';
 
 const MAX_BYTES = 4096;
-const JWKS = { cacheMaxAgeMs: 60_000, cooldownMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000, maxBytes: MAX_BYTES };
+const JWKS = { ttlMs: 60_000, minRefreshIntervalMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000, maxBytes: MAX_BYTES };
 const GOOD = JSON.stringify({ keys: [KEY.jwk] });
 
 const ctx = useJwksServer(JWKS);
@@ -78,7 +78,7 @@ describe('cold start', () => {
 
     // The endpoint is healthy again, but the cooldown of the failed attempt has not passed.
     ctx.server.handler = (_req, res) => { send(res, 200, GOOD); };
-    ctx.clock.advance(JWKS.cooldownMs - 1);
+    ctx.clock.advance(JWKS.minRefreshIntervalMs - 1);
     await expectAuthzError(a.authenticate(token), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(ctx.server.requests).toHaveLength(1);
 
@@ -114,7 +114,7 @@ describe('cold start', () => {
       expect(ctx.server.requests).toHaveLength(1);
       expect(canary.requests).toHaveLength(0);
       // ready() does not follow it either.
-      ctx.clock.advance(JWKS.cooldownMs);
+      ctx.clock.advance(JWKS.minRefreshIntervalMs);
       await expectAuthzError(a.ready(), 'ERR_JWKS_UNAVAILABLE', 503);
       expect(ctx.server.requests).toHaveLength(2);
       expect(canary.requests).toHaveLength(0);

@@ -9,7 +9,7 @@ import { type Authorizer } from '../../src/index.js';
 import { KEY, KEY2, mint } from '../helpers/index.js';
 import { bearer, expectAuthzError, JWKS_PATH, recordJwksEvents, upstreamReason, useJwksServer } from './harness.js';
 
-const JWKS = { cacheMaxAgeMs: 60_000, cooldownMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 };
+const JWKS = { ttlMs: 60_000, minRefreshIntervalMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 };
 const ORIGIN = 'https://iam.example.test';
 const JSON_HEADERS = { headers: { 'content-type': 'application/json' } };
 
@@ -52,11 +52,11 @@ describe('dispatcher', () => {
     await a.ready();
     expect(calls).toBe(1);
 
-    ctx.clock.advance(JWKS.cooldownMs);
+    ctx.clock.advance(JWKS.minRefreshIntervalMs);
     await a.authenticate(bearer(mint(ctx.server.url, {}, {}, KEY2)));
     expect(calls).toBe(2);
 
-    ctx.clock.advance(JWKS.cacheMaxAgeMs + 1);
+    ctx.clock.advance(JWKS.ttlMs + 1);
     await a.authenticate(bearer(mint(ctx.server.url, {}, {}, KEY2)));
     await events.until(3);
     expect(calls).toBe(3);
@@ -81,7 +81,7 @@ describe('dispatcher', () => {
     const token = bearer(mint(ORIGIN));
     const error = await expectAuthzError(a.authenticate(token), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe('status');
-    ctx.clock.advance(JWKS.cooldownMs);
+    ctx.clock.advance(JWKS.minRefreshIntervalMs);
     await a.authenticate(token);
     agent.assertNoPendingInterceptors();
   });

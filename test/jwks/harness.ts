@@ -4,7 +4,7 @@
  * against a loopback JWKS ({@link useJwksServer}), with the hand-driven `Clock` of test/helpers.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { afterEach, beforeEach } from 'vitest';
+import { afterEach, beforeEach, vi } from 'vitest';
 import { channels, createAuthorizer, type Authorizer, type AuthorizerOptions } from '../../src/index.js';
 import { Clock, defined, KEY, startJwksServer } from '../helpers/index.js';
 
@@ -99,7 +99,19 @@ export interface JwksContext {
  * manual clock and (unless `events: false`) a recorder of the server's JWKS events; after every
  * test the authorizer is closed, the recorder disposed and the server closed.
  */
+/**
+ * Draws every jitter at its edge (`Math.random()` → 0): a refresh is due exactly at `ttlMs`, the
+ * n-th retry waits `minRefreshIntervalMs · 2^(n-1)`, no delay before an unknown-kid refetch. The
+ * jitter itself is tested in test/lib/refresher.test.ts.
+ */
+export function withoutJitter(): void {
+  let spy: { mockRestore(): void } | undefined;
+  beforeEach(() => { spy = vi.spyOn(Math, 'random').mockReturnValue(0); });
+  afterEach(() => { spy?.mockRestore(); });
+}
+
 export function useJwksServer(jwks: NonNullable<AuthorizerOptions['jwks']>, { events: record = true }: { events?: boolean } = {}): JwksContext {
+  withoutJitter();
   let server: JwksServer | undefined;
   let clock: Clock | undefined;
   let events: EventRecorder | undefined;

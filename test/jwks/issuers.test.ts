@@ -27,7 +27,7 @@ async function setup() {
   const b = await jwksServer(KEY2);
   const issA = `${a.url}/authentication/v1`;
   const issB = `${b.url}/authentication/v1`;
-  const authz = createAuthorizer({ issuer: [issA, issB], now: () => NOW_MS, jwks: { cooldownMs: 0, cacheMaxAgeMs: 1, maxStaleMs: 0 } });
+  const authz = createAuthorizer({ issuer: [issA, issB], now: () => NOW_MS, jwks: { minRefreshIntervalMs: 0, ttlMs: 1, maxStaleMs: 0 } });
   made.push(authz);
   return { a, b, authz, tokenA: mint(a.url, {}, {}, KEY), tokenB: mint(b.url, {}, {}, KEY2) };
 }

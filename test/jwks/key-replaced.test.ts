@@ -17,11 +17,11 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-async function setup(cooldownMs = 1_000) {
+async function setup(minRefreshIntervalMs = 1_000) {
   const jwks = await startJwksServer([KEY]);
   servers.push(jwks);
   const clock = new Clock();
-  const authz = createAuthorizer({ baseUrl: jwks.url, now: clock.now, jwks: { cooldownMs } });
+  const authz = createAuthorizer({ baseUrl: jwks.url, now: clock.now, jwks: { minRefreshIntervalMs } });
   made.push(authz);
   return { jwks, clock, authz };
 }
@@ -32,7 +32,7 @@ describe('a key replaced under the same kid', () => {
     await authz.authenticate(`Bearer ${mint(jwks.url)}`);
     expect(jwks.requests).toHaveLength(1);
     jwks.setKeys([REPLACEMENT.jwk]);
-    clock.advance(1_000); // past the cooldown, well inside cacheMaxAgeMs
+    clock.advance(1_000); // past the cooldown, well inside ttlMs
     const identity = await authz.authenticate(`Bearer ${mint(jwks.url, { jti: 'new' }, {}, REPLACEMENT)}`);
     expect(identity.claims.jti).toBe('new');
     expect(jwks.requests).toHaveLength(2);
@@ -55,7 +55,7 @@ describe('a key replaced under the same kid', () => {
     const old = `Bearer ${mint(jwks.url)}`;
     await authz.authenticate(old);
     jwks.setKeys([REPLACEMENT.jwk]);
-    clock.advance(600_001); // past cacheMaxAgeMs: a cache hit starts the background refresh
+    clock.advance(600_001); // past ttlMs: a cache hit starts the background refresh
     await authz.authenticate(old);
     await expect.poll(() => jwks.requests.length).toBe(2);
     await expect(authz.authenticate(old)).rejects.toMatchObject({ code: 'ERR_TOKEN_INVALID' });

@@ -5,7 +5,7 @@ import { createAuthorizer, type Authorizer } from '../../src/index.js';
 import { json, KEY, mint, NOW_MS, startJwksServer, startLoopback } from '../helpers/index.js';
 import { bearer, expectAuthzError, upstreamReason, useJwksServer } from './harness.js';
 
-const JWKS = { cacheMaxAgeMs: 60_000, cooldownMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 };
+const JWKS = { ttlMs: 60_000, minRefreshIntervalMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 };
 
 const ctx = useJwksServer(JWKS, { events: false });
 
@@ -42,7 +42,7 @@ describe('ready()', () => {
     expect(ctx.server.requests).toHaveLength(1);
 
     ctx.server.handler = (_req, res) => { json(res, 200, { keys: [KEY.jwk] }); };
-    ctx.clock.advance(JWKS.cooldownMs);
+    ctx.clock.advance(JWKS.minRefreshIntervalMs);
     await a.ready();
     expect(ctx.server.requests).toHaveLength(2);
     await a.authenticate(bearer(mint(ctx.server.url)));

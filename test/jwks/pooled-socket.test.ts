@@ -35,7 +35,7 @@ async function settle(): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 25));
 }
 
-const ctx = useJwksServer({ cacheMaxAgeMs: 60_000, cooldownMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 });
+const ctx = useJwksServer({ ttlMs: 60_000, minRefreshIntervalMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 });
 
 describe('httpRequest', () => {
   let server: Loopback | undefined;

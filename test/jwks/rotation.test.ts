@@ -6,7 +6,7 @@ import { bearer, expectAuthzError, JWKS_PATH, useJwksServer } from './harness.js
 
 const KEY3 = generateSigningKey({ kid: 'key-3' });
 
-const JWKS = { cacheMaxAgeMs: 60_000, cooldownMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 };
+const JWKS = { ttlMs: 60_000, minRefreshIntervalMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 };
 
 const ctx = useJwksServer(JWKS);
 
@@ -24,7 +24,7 @@ describe('rotation', () => {
     await expectAuthzError(authz.authenticate(token2), 'ERR_TOKEN_INVALID', 401);
     expect(ctx.server.requests).toHaveLength(1);
 
-    ctx.clock.advance(JWKS.cooldownMs);
+    ctx.clock.advance(JWKS.minRefreshIntervalMs);
     const id = await authz.authenticate(token2);
     expect(id.header.kid).toBe('key-2');
     expect(ctx.server.requests).toHaveLength(2);
@@ -42,7 +42,7 @@ describe('rotation', () => {
     await authz.authenticate(token1);
 
     ctx.server.setKeys([KEY2.jwk]);
-    ctx.clock.advance(JWKS.cacheMaxAgeMs + 1);
+    ctx.clock.advance(JWKS.ttlMs + 1);
     // Stale-while-revalidate: this request is answered from the cached keys and starts a refresh.
     await authz.authenticate(token1);
     await ctx.events.until(2);
@@ -60,7 +60,7 @@ describe('rotation', () => {
     await authz.authenticate(token1);
 
     ctx.server.setKeys([KEY2.jwk, KEY3.jwk]);
-    ctx.clock.advance(JWKS.cooldownMs);
+    ctx.clock.advance(JWKS.minRefreshIntervalMs);
     const id = await authz.authenticate(bearer(mint(ctx.server.url, {}, {}, KEY3)));
     expect(id.header.kid).toBe('key-3');
     expect(ctx.server.requests).toHaveLength(2);
@@ -77,7 +77,7 @@ describe('rotation', () => {
     expect(ctx.server.requests).toHaveLength(1);
 
     ctx.server.setKeys([KEY2.jwk]);
-    ctx.clock.advance(JWKS.cooldownMs);
+    ctx.clock.advance(JWKS.minRefreshIntervalMs);
     // Served from the cache: nothing has told the authorizer about the rotation yet.
     await authz.authenticate(token1);
     expect(ctx.server.requests).toHaveLength(1);
@@ -91,12 +91,12 @@ describe('rotation', () => {
     expect(ctx.server.requests).toHaveLength(2);
   });
 
-  test('with nothing but cache hits, a removed kid is still noticed once the keys are older than cacheMaxAgeMs', async () => {
+  test('with nothing but cache hits, a removed kid is still noticed once the keys are older than ttlMs', async () => {
     const authz = ctx.make({ tokenCache: { max: 100, maxTtlMs: 3_600_000 } });
     const token1 = bearer(mint(ctx.server.url));
     await authz.authenticate(token1);
     ctx.server.setKeys([KEY2.jwk]);
-    ctx.clock.advance(JWKS.cacheMaxAgeMs - 1);
+    ctx.clock.advance(JWKS.ttlMs - 1);
     await authz.authenticate(token1); // a hit, keys still young: no fetch
     expect(ctx.server.requests).toHaveLength(1);
     ctx.clock.advance(2);
@@ -112,7 +112,7 @@ describe('rotation', () => {
     const token1 = bearer(mint(ctx.server.url));
     await authz.authenticate(token1);
     ctx.server.setKeys([KEY.jwk, KEY2.jwk]);
-    ctx.clock.advance(JWKS.cacheMaxAgeMs + 1);
+    ctx.clock.advance(JWKS.ttlMs + 1);
     await authz.authenticate(token1);
     await ctx.events.until(2);
     expect(ctx.events.events[1]).toMatchObject({ type: 'refreshed', keyCount: 2, removedKids: [] });

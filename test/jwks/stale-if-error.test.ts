@@ -1,15 +1,15 @@
 /**
  * Stale-if-error and background refresh against a real loopback JWKS: cached keys keep verifying
  * while the endpoint fails, until `maxStaleMs` after the last success, and are refreshed in the
- * background (without holding up the request) once older than `cacheMaxAgeMs`.
+ * background (without holding up the request) once older than `ttlMs`.
  */
 import { beforeEach, describe, expect, test } from 'vitest';
 import { json, KEY, KEY2, mint } from '../helpers/index.js';
 import { bearer, expectAuthzError, upstreamReason, useJwksServer } from './harness.js';
 
-const JWKS = { cacheMaxAgeMs: 10_000, cooldownMs: 1_000, maxStaleMs: 60_000, timeoutMs: 2_000 };
+const JWKS = { ttlMs: 10_000, minRefreshIntervalMs: 1_000, maxStaleMs: 60_000, timeoutMs: 2_000 };
 /** RFC 5861 stale-if-error: stale is served for maxStaleMs after freshness ends. */
-const STALE_END = JWKS.cacheMaxAgeMs + JWKS.maxStaleMs;
+const STALE_END = JWKS.ttlMs + JWKS.maxStaleMs;
 
 const ctx = useJwksServer(JWKS);
 let token1: string;
@@ -25,7 +25,7 @@ describe('stale-if-error', () => {
     await a.ready();
     fail500();
 
-    ctx.clock.advance(JWKS.cacheMaxAgeMs + 1);
+    ctx.clock.advance(JWKS.ttlMs + 1);
     await a.authenticate(token1);
     await ctx.events.until(2);
     expect(ctx.events.events[1]).toMatchObject({ type: 'failed', reason: 'status' });
@@ -42,8 +42,8 @@ describe('stale-if-error', () => {
     expect(upstreamReason(error)).toBe('status');
     expect(ctx.server.requests).toHaveLength(3);
 
-    // Past the cooldown the endpoint is asked again; still failing, still 503.
-    ctx.clock.advance(JWKS.cooldownMs);
+    // Past the backoff (twice the spacing after a second failure) the endpoint is asked again; still failing, still 503.
+    ctx.clock.advance(2 * JWKS.minRefreshIntervalMs);
     await expectAuthzError(a.authenticate(token1), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(ctx.server.requests).toHaveLength(4);
   });
@@ -54,7 +54,7 @@ describe('stale-if-error', () => {
     await a.ready();
     await ctx.server.close();
 
-    ctx.clock.advance(JWKS.cacheMaxAgeMs + 1);
+    ctx.clock.advance(JWKS.ttlMs + 1);
     await a.authenticate(token1);
     await ctx.events.until(2);
     expect(ctx.events.events[1]).toMatchObject({ type: 'failed', reason: 'network' });
@@ -63,7 +63,7 @@ describe('stale-if-error', () => {
     await a.authenticate(token1);
     await ctx.events.until(3);
 
-    ctx.clock.set(t0 + STALE_END + JWKS.cooldownMs + 1);
+    ctx.clock.set(t0 + STALE_END + 2 * JWKS.minRefreshIntervalMs + 1);
     const error = await expectAuthzError(a.authenticate(token1), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(upstreamReason(error)).toBe('network');
     expect(ctx.events.events.map((e) => e.type)).toEqual(['refreshed', 'failed', 'failed', 'failed']);
@@ -101,7 +101,7 @@ describe('stale-if-error', () => {
 
     ctx.server.handler = (_req, res) => { json(res, 200, { keys: [KEY.jwk, KEY2.jwk] }); };
     // Within the cooldown of the failed attempt: still 503, no fetch.
-    ctx.clock.advance(JWKS.cooldownMs - 1);
+    ctx.clock.advance(JWKS.minRefreshIntervalMs - 1);
     await expectAuthzError(a.authenticate(token1), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(ctx.server.requests).toHaveLength(2);
 
@@ -113,10 +113,10 @@ describe('stale-if-error', () => {
 });
 
 describe('background refresh', () => {
-  test('no refresh up to cacheMaxAgeMs; one refresh after it, which does not hold up the request', async () => {
+  test('no refresh up to ttlMs; one refresh after it, which does not hold up the request', async () => {
     const a = ctx.make();
     await a.ready();
-    ctx.clock.advance(JWKS.cacheMaxAgeMs);
+    ctx.clock.advance(JWKS.ttlMs);
     await a.authenticate(token1);
     expect(ctx.server.requests).toHaveLength(1);
 
@@ -146,8 +146,8 @@ describe('background refresh', () => {
     await a.authenticate(bearer(mint(ctx.server.url, {}, {}, KEY2)));
     expect(ctx.server.requests).toHaveLength(2);
 
-    // Fresh again: no further refresh until cacheMaxAgeMs after this success.
-    ctx.clock.advance(JWKS.cacheMaxAgeMs);
+    // Fresh again: no further refresh until ttlMs after this success.
+    ctx.clock.advance(JWKS.ttlMs);
     await a.authenticate(token1);
     expect(ctx.server.requests).toHaveLength(2);
   });
@@ -156,13 +156,13 @@ describe('background refresh', () => {
     const a = ctx.make();
     await a.ready();
     fail500();
-    ctx.clock.advance(JWKS.cacheMaxAgeMs + 1);
+    ctx.clock.advance(JWKS.ttlMs + 1);
     for (let i = 0; i < 5; i += 1) await a.authenticate(token1);
     await ctx.events.until(2);
     for (let i = 0; i < 5; i += 1) await a.authenticate(token1);
     expect(ctx.server.requests).toHaveLength(2);
 
-    ctx.clock.advance(JWKS.cooldownMs);
+    ctx.clock.advance(JWKS.minRefreshIntervalMs);
     await a.authenticate(token1);
     await ctx.events.until(3);
     expect(ctx.server.requests).toHaveLength(3);

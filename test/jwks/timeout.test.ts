@@ -9,7 +9,7 @@ import { json, KEY, KEY2, mint } from '../helpers/index.js';
 import { bearer, expectAuthzError, upstreamReason, useJwksServer } from './harness.js';
 
 const TIMEOUT_MS = 200;
-const JWKS = { cacheMaxAgeMs: 60_000, cooldownMs: 1_000, maxStaleMs: 600_000, timeoutMs: TIMEOUT_MS };
+const JWKS = { ttlMs: 60_000, minRefreshIntervalMs: 1_000, maxStaleMs: 600_000, timeoutMs: TIMEOUT_MS };
 
 const ctx = useJwksServer(JWKS);
 
@@ -66,7 +66,7 @@ describe('timeout', () => {
     const a = ctx.make({ jwks: { ...JWKS, timeoutMs } });
     await a.ready();
     ctx.server.handler = (_req, res) => { trickle(res); };
-    ctx.clock.advance(JWKS.cacheMaxAgeMs + 1);
+    ctx.clock.advance(JWKS.ttlMs + 1);
 
     const token = bearer(mint(ctx.server.url));
     const started = performance.now();
@@ -82,7 +82,7 @@ describe('timeout', () => {
     await a.authenticate(token);
 
     // An unknown kid after the cooldown waits for one (timing-out) fetch and gets a 503, not a 401.
-    ctx.clock.advance(JWKS.cooldownMs);
+    ctx.clock.advance(JWKS.minRefreshIntervalMs);
     await expectAuthzError(a.authenticate(bearer(mint(ctx.server.url, {}, {}, KEY2))), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(ctx.server.requests).toHaveLength(3);
   });

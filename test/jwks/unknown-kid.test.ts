@@ -10,7 +10,7 @@ import { b64url } from '../../packages/iam-authz-dev/src/sign-jwt.js';
 import { json, KEY, mint } from '../helpers/index.js';
 import { bearer, expectAuthzError, useJwksServer } from './harness.js';
 
-const JWKS = { cacheMaxAgeMs: 60_000, cooldownMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 };
+const JWKS = { ttlMs: 60_000, minRefreshIntervalMs: 1_000, maxStaleMs: 600_000, timeoutMs: 2_000 };
 
 const ctx = useJwksServer(JWKS);
 let baseToken: string;
@@ -53,13 +53,13 @@ describe('unknown kid', () => {
     expectAll401(await flood(a, 50));
     expect(ctx.server.requests).toHaveLength(1);
 
-    ctx.clock.advance(JWKS.cooldownMs);
+    ctx.clock.advance(JWKS.minRefreshIntervalMs);
     expectAll401(await flood(a, 50));
     expect(ctx.server.requests).toHaveLength(2);
 
     // Same instant, and one ms short of the next cooldown: nothing more.
     expectAll401(await flood(a, 50));
-    ctx.clock.advance(JWKS.cooldownMs - 1);
+    ctx.clock.advance(JWKS.minRefreshIntervalMs - 1);
     expectAll401(await flood(a, 50));
     expect(ctx.server.requests).toHaveLength(2);
 
@@ -87,7 +87,7 @@ describe('unknown kid', () => {
   });
 
   test('a cooldown of 0 still shares one fetch among concurrent callers', async () => {
-    const a = ctx.make({ jwks: { ...JWKS, cooldownMs: 0 } });
+    const a = ctx.make({ jwks: { ...JWKS, minRefreshIntervalMs: 0 } });
     await a.ready();
     expectAll401(await flood(a, 50));
     expect(ctx.server.requests).toHaveLength(2);
@@ -110,7 +110,7 @@ describe('unknown kid', () => {
     expect(ctx.server.requests).toHaveLength(0);
 
     await a.ready();
-    ctx.clock.advance(JWKS.cooldownMs * 10);
+    ctx.clock.advance(JWKS.minRefreshIntervalMs * 10);
     await expectAuthzError(a.authenticate(token), 'ERR_TOKEN_INVALID', 401);
     expect(ctx.server.requests).toHaveLength(1);
   });
@@ -119,7 +119,7 @@ describe('unknown kid', () => {
     const a = ctx.make();
     await a.ready();
     ctx.server.handler = (_req, res) => { json(res, 500, { error: 'down' }); };
-    ctx.clock.advance(JWKS.cooldownMs);
+    ctx.clock.advance(JWKS.minRefreshIntervalMs);
     const token = unknownKidToken();
     const error = await expectAuthzError(a.authenticate(token), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(error.message).not.toContain(token.slice(7));

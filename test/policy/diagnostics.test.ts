@@ -9,12 +9,13 @@ import { channels } from '../../src/index.js';
 import { json } from '../helpers/loopback.js';
 import { Clock } from '../helpers/clock.js';
 import { driverCanWrite, examplePolicy, startPolicyServer, uniqueApp, type PolicyServer } from '../helpers/policy-server.js';
-import { Authorizers, BASE, mint, READ, recordPolicyEvents, WRITE } from './harness.js';
+import { Authorizers, BASE, mint, READ, recordPolicyEvents, withoutJitter, WRITE } from './harness.js';
 
 const P = { ttlMs: 10_000, maxStaleMs: 60_000, minRefreshIntervalMs: 1_000, timeoutMs: 3_000 };
 
 let server: PolicyServer;
 const authorizers = new Authorizers();
+withoutJitter();
 
 beforeAll(async () => { server = await startPolicyServer(); });
 afterAll(() => server.close());

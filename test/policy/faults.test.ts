@@ -148,16 +148,20 @@ describe.each(FAULTS)('%s', (name, reason, fault) => {
     expect(ctx.server.requests).toHaveLength(1 + 2 * per);
     await expectAuthzError(authz.authorize(id, WRITE), 'ERR_POLICY_UNAVAILABLE', 503);
 
-    // Once the spacing allows it, another attempt; still failing: 503.
-    ctx.clock.advance(P.minRefreshIntervalMs);
+    // Not before the backoff allows it: after a second failure, twice the spacing.
+    ctx.clock.advance(2 * P.minRefreshIntervalMs - 2);
+    await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
+    expect(ctx.server.requests).toHaveLength(1 + 2 * per);
+    // Then another attempt; still failing: 503.
+    ctx.clock.advance(1);
     await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
     expect(ctx.server.requests).toHaveLength(1 + 3 * per);
     expect(ctx.events.types().filter((t) => t === 'failed')).toHaveLength(3);
     expect(ctx.events.types()).not.toContain('changed');
 
-    // The API is back: the next attempt revalidates (304) and serves again.
+    // The API is back: the next attempt (after a backoff of four times the spacing) revalidates (304) and serves again.
     ctx.server.fault = undefined;
-    ctx.clock.advance(P.minRefreshIntervalMs);
+    ctx.clock.advance(4 * P.minRefreshIntervalMs);
     expect(await authz.authorize(id, READ)).toMatchObject({ granted: true, changeId: 'c1' });
     expect(ctx.server.requests).toHaveLength(2 + 3 * per);
   });

@@ -7,7 +7,7 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, vi } from 'vitest';
 import { channels, type Authorizer, type AuthorizerOptions, type Identity, type PolicyOptions } from '../../src/index.js';
 import { Authorizers as TrackedAuthorizers } from '../helpers/authorizers.js';
 import { Clock } from '../helpers/clock.js';
@@ -171,7 +171,19 @@ export interface PolicyApiContext {
  * log, a new clock and (unless `events: false`) an event recorder; after every test the recorder is
  * disposed and the authorizers are closed.
  */
+/**
+ * Draws every jitter at its edge (`Math.random()` → 0): a refresh is due exactly at `ttlMs`, the
+ * n-th retry waits `minRefreshIntervalMs · 2^(n-1)`, no delay before an unknown-kid refetch. The
+ * jitter itself is tested in test/lib/refresher.test.ts.
+ */
+export function withoutJitter(): void {
+  let spy: { mockRestore(): void } | undefined;
+  beforeEach(() => { spy = vi.spyOn(Math, 'random').mockReturnValue(0); });
+  afterEach(() => { spy?.mockRestore(); });
+}
+
 export function usePolicyApi({ events: record = true }: { events?: boolean } = {}): PolicyApiContext {
+  withoutJitter();
   const authorizers = new Authorizers();
   let server: PolicyServer | undefined;
   let clock: Clock | undefined;

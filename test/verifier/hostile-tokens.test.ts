@@ -238,7 +238,7 @@ describe('keys in the JWKS that must never be used', () => {
   afterAll(() => server.close());
 
   function onServer(): Authorizer {
-    return authorizers.create({ baseUrl: server.url, now: () => NOW_MS, jwks: { cooldownMs: 0 } });
+    return authorizers.create({ baseUrl: server.url, now: () => NOW_MS, jwks: { minRefreshIntervalMs: 0 } });
   }
 
   test('control: KEY from the same JWKS verifies', async () => {

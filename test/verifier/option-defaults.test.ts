@@ -29,20 +29,20 @@ const create = (options: Parameters<typeof createAuthorizer>[0]) => {
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('defaults adapt', () => {
-  test('policy.ttlMs above the default maxStaleMs alone, and jwks.cacheMaxAgeMs above 1 h alone, are valid', () => {
+  test('policy.ttlMs above the default maxStaleMs alone, and jwks.ttlMs above 1 h alone, are valid', () => {
     expect(() => create({ baseUrl: BASE, policy: { ttlMs: 600_000 } })).not.toThrow();
-    expect(() => create({ baseUrl: BASE, jwks: { cacheMaxAgeMs: 7_200_000 } })).not.toThrow();
-    expect(() => create({ baseUrl: BASE, policy: { ttlMs: 600_000, maxStaleMs: 0 }, jwks: { cacheMaxAgeMs: 10_000, maxStaleMs: 0 } })).not.toThrow();
+    expect(() => create({ baseUrl: BASE, jwks: { ttlMs: 7_200_000 } })).not.toThrow();
+    expect(() => create({ baseUrl: BASE, policy: { ttlMs: 600_000, maxStaleMs: 0 }, jwks: { ttlMs: 10_000, maxStaleMs: 0 } })).not.toThrow();
   });
 
   test('a setting that does nothing warns once per process, with a code', async () => {
     create({ baseUrl: BASE, policy: { ttlMs: 1_000, minRefreshIntervalMs: 5_000 } });
     create({ baseUrl: BASE, policy: { ttlMs: 2_000, minRefreshIntervalMs: 5_000 } });
-    create({ baseUrl: BASE, jwks: { cacheMaxAgeMs: 1_000, cooldownMs: 5_000 } });
+    create({ baseUrl: BASE, jwks: { ttlMs: 1_000, minRefreshIntervalMs: 5_000 } });
     await flush();
     const codes = warnings.map((w) => (w as Error & { code?: string }).code);
     expect(codes.filter((c) => c === 'IAM_AUTHZ_POLICY_TTL_BELOW_MIN_REFRESH')).toHaveLength(1);
-    expect(codes.filter((c) => c === 'IAM_AUTHZ_JWKS_MAX_AGE_BELOW_COOLDOWN')).toHaveLength(1);
+    expect(codes.filter((c) => c === 'IAM_AUTHZ_JWKS_TTL_BELOW_MIN_REFRESH')).toHaveLength(1);
     expect(warnings.find((w) => (w as { code?: string }).code === 'IAM_AUTHZ_POLICY_TTL_BELOW_MIN_REFRESH')?.message).toMatch(/"policy.ttlMs" \(1000 ms\) is shorter than "policy.minRefreshIntervalMs"/);
   });
 });
@@ -56,7 +56,7 @@ describe('the local JWK Set', () => {
   });
 
   test('a JWK Set in "jwks" is the unknown option "jwks.keys", with a hint to use localJwks', async () => {
-    for (const jwks of [{ keys: [KEY.jwk] }, { keys: [KEY.jwk], cooldownMs: 10 }, { keys: 'k' }]) {
+    for (const jwks of [{ keys: [KEY.jwk] }, { keys: [KEY.jwk], minRefreshIntervalMs: 10 }, { keys: 'k' }]) {
       expect(() => create({ baseUrl: BASE, jwks: jwks, now: () => NOW_MS })).toThrow(TypeError);
       expect(() => create({ baseUrl: BASE, jwks: jwks, now: () => NOW_MS })).toThrow(/^createAuthorizer: unknown option "jwks\.keys".*"localJwks"/);
     }

@@ -50,9 +50,9 @@ describe('bad values are a TypeError naming the option', () => {
     ['jwks a string', { baseUrl: BASE, jwks: '{"keys":[]}' }, 'jwks'],
     ['jwks.keys not an array', { baseUrl: BASE, jwks: { keys: 'k' } }, 'jwks.keys'],
     ['localJwks.keys holding a non-object', { baseUrl: BASE, localJwks: { keys: [KEY.jwk, 'k'] } }, 'localJwks'],
-    ['jwks.cacheMaxAgeMs negative', { baseUrl: BASE, jwks: { cacheMaxAgeMs: -1 } }, 'jwks.cacheMaxAgeMs'],
-    ['jwks.cacheMaxAgeMs a string', { baseUrl: BASE, jwks: { cacheMaxAgeMs: '600000' } }, 'jwks.cacheMaxAgeMs'],
-    ['jwks.cooldownMs NaN', { baseUrl: BASE, jwks: { cooldownMs: Number.NaN } }, 'jwks.cooldownMs'],
+    ['jwks.ttlMs negative', { baseUrl: BASE, jwks: { ttlMs: -1 } }, 'jwks.ttlMs'],
+    ['jwks.ttlMs a string', { baseUrl: BASE, jwks: { ttlMs: '600000' } }, 'jwks.ttlMs'],
+    ['jwks.minRefreshIntervalMs NaN', { baseUrl: BASE, jwks: { minRefreshIntervalMs: Number.NaN } }, 'jwks.minRefreshIntervalMs'],
     ['jwks.timeoutMs zero', { baseUrl: BASE, jwks: { timeoutMs: 0 } }, 'jwks.timeoutMs'],
     ['jwks.timeoutMs a fraction', { baseUrl: BASE, jwks: { timeoutMs: 1.5 } }, 'jwks.timeoutMs'],
     ['jwks.maxStaleMs Infinity', { baseUrl: BASE, jwks: { maxStaleMs: Infinity } }, 'jwks.maxStaleMs'],
@@ -97,10 +97,10 @@ describe('bad values are a TypeError naming the option', () => {
   // Members of the nested `jwks` and `tokenCache` objects are checked against their known names, so a
   // typo is not silently ignored (the default would be used instead).
   test.each<[string, Record<string, unknown>, string]>([
-    ['jwks.cacheMaxAge (typo of cacheMaxAgeMs)', { baseUrl: BASE, jwks: { cacheMaxAge: 60_000 } }, 'cacheMaxAge'],
+    ['jwks.cacheMaxAge (typo of ttlMs)', { baseUrl: BASE, jwks: { cacheMaxAge: 60_000 } }, 'cacheMaxAge'],
     ['jwks.timeout (typo of timeoutMs)', { baseUrl: BASE, jwks: { timeout: 1_000 } }, 'timeout'],
     ['tokenCache.maxTTL (typo of maxTtlMs)', { baseUrl: BASE, localJwks: STATIC, tokenCache: { maxTTL: 1 } }, 'maxTTL'],
-    ['a JWK Set in jwks (localJwks is its one spelling)', { baseUrl: BASE, jwks: { keys: [KEY.jwk], cooldownMs: 10 } }, 'jwks.keys'],
+    ['a JWK Set in jwks (localJwks is its one spelling)', { baseUrl: BASE, jwks: { keys: [KEY.jwk], minRefreshIntervalMs: 10 } }, 'jwks.keys'],
   ])('unknown nested option %s is a TypeError naming it', (_label, options, name) => {
     expectOptionError(options, name);
   });

@@ -25,7 +25,7 @@ describe('the shared scratch buffer', () => {
       json(res, 200, { keys });
     });
     const clock = new Clock();
-    const authz = createAuthorizer({ baseUrl: jwks.url, now: clock.now, jwks: { cooldownMs: 1_000 }, tokenCache: false });
+    const authz = createAuthorizer({ baseUrl: jwks.url, now: clock.now, jwks: { minRefreshIntervalMs: 1_000 }, tokenCache: false });
     open.push(jwks, authz);
     await authz.authenticate(`Bearer ${mint(jwks.url, { jti: 'warm' })}`);
 

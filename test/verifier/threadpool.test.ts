@@ -30,7 +30,7 @@ describe("verify: 'threadpool'", () => {
   test('a key replaced under the same kid is picked up after a failure in the pool', async () => {
     const jwks = await startJwksServer([KEY]);
     const clock = new Clock();
-    const pool = createAuthorizer({ baseUrl: jwks.url, now: clock.now, verify: 'threadpool', jwks: { cooldownMs: 1_000 } });
+    const pool = createAuthorizer({ baseUrl: jwks.url, now: clock.now, verify: 'threadpool', jwks: { minRefreshIntervalMs: 1_000 } });
     try {
       await pool.authenticate(`Bearer ${mint(jwks.url)}`);
       const replacement = generateSigningKey({ kid: KEY.kid });

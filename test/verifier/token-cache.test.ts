@@ -248,7 +248,7 @@ describe('the cache inside authenticate', () => {
     const server = await startJwksServer([KEY]);
     try {
       const clock = new Clock();
-      const authz = authorizers.create({ baseUrl: server.url, now: clock.now, jwks: { cooldownMs: 0 } });
+      const authz = authorizers.create({ baseUrl: server.url, now: clock.now, jwks: { minRefreshIntervalMs: 0 } });
       const oldToken = mint(server.url);
       await authz.authenticate(`Bearer ${oldToken}`);
       server.setKeys([KEY2.jwk]); // KEY retired, KEY2 published

@@ -42,7 +42,7 @@ const make = () => createAuthorizer({
   policyUrl: `${policy.url}/roles`,
   audience: 'tenant-1',
   now: () => clock.now(),
-  jwks: { cacheMaxAgeMs: 1_000, cooldownMs: 100, maxStaleMs: 60_000 },
+  jwks: { ttlMs: 1_000, minRefreshIntervalMs: 100, maxStaleMs: 60_000 },
   policy: { ttlMs: 1_000, minRefreshIntervalMs: 100, maxStaleMs: 60_000 },
 });
 const READ = { service: VEHICLE, permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } } as const;

@@ -16,7 +16,7 @@ import { Hono } from 'hono';
 
 const iam = IAM_BASE_URL;
 const fault = FAULT_BASE_URL;
-const common = { baseUrl: iam, audience: 'tenant-1', jwks: { cooldownMs: 50, timeoutMs: 1000, maxBytes: 65536 }, policy: { ttlMs: 300, maxStaleMs: 600_000, minRefreshIntervalMs: 50, timeoutMs: 1000, maxBytes: 65536 } };
+const common = { baseUrl: iam, audience: 'tenant-1', jwks: { minRefreshIntervalMs: 50, timeoutMs: 1000, maxBytes: 65536 }, policy: { ttlMs: 300, maxStaleMs: 600_000, minRefreshIntervalMs: 50, timeoutMs: 1000, maxBytes: 65536 } };
 const profiles = {
   iam: common,
   down: { ...common, baseUrl: 'http://127.0.0.1:9' },

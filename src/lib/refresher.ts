@@ -1,0 +1,266 @@
+/**
+ * The one refreshing primitive behind every remote thing we cache (the signing keys of an issuer,
+ * the role policy of an application): fresh / stale / failing / cold, one fetch in flight, a
+ * cached copy served while the upstream fails but never longer than `ttlMs + maxStaleMs` after
+ * its last success, and the timing rules a fleet of replicas needs:
+ *
+ * - a refresh becomes due at a random point in the last fifth of the freshness (the first one after
+ *   start anywhere in the last nine tenths of it), so replicas started together drift apart;
+ * - fetches that are not needed to answer are spaced by `minRefreshIntervalMs` (the refetch budget);
+ * - after a failure, retries back off exponentially with jitter, starting near
+ *   `minRefreshIntervalMs`, capped, with a `Retry-After` honoured as a floor.
+ *
+ * Refreshes are driven by traffic, not timers: the first request that finds the copy due starts
+ * the fetch (and, where no background work is allowed, waits for it). Nothing is scheduled, so
+ * nothing keeps a process alive or runs after a Workers request has answered; jitter is drawn
+ * when a fetch ends, never at construction.
+ */
+import { abandoned, joinShared } from './transport.js';
+
+/** Where a cached copy stands: see {@link Refresher.state}. */
+export type RefreshState = 'cold' | 'fresh' | 'stale' | 'failing';
+
+export interface RefresherConfig {
+  /** Freshness of a fetched copy (ms). */
+  ttlMs: number;
+  /** Least time (ms) between two fetches that are not needed to answer. */
+  minRefreshIntervalMs: number;
+  /** How long (ms) past `ttlMs` a copy is served while the upstream fails. */
+  maxStaleMs: number;
+  /** One fetch's timeout (ms): bounds the wait on a fetch another (possibly cancelled) request runs. */
+  timeoutMs: number;
+  now: () => number;
+  /** Uniform in [0, 1); injectable so that tests draw reproducible fleets. Default `Math.random`. */
+  random?: (() => number) | undefined;
+}
+
+/** Share of the freshness within which a refresh becomes due: uniformly in (0.8, 1] × `ttlMs`. */
+export const JITTER_FROM = 0.8;
+/** The first refresh after start is spread over (0.1, 1] × `ttlMs`. */
+export const FIRST_JITTER_FROM = 0.1;
+/** Longest backoff between retries while a usable copy is served. */
+export const MAX_BACKOFF_MS = 600_000;
+/** Longest backoff while nothing usable is held: callers get 503 meanwhile, so recover sooner. */
+export const MAX_COLD_BACKOFF_MS = 30_000;
+/** Longest `Retry-After` honoured. */
+export const MAX_RETRY_AFTER_MS = 600_000;
+/** Longest random wait before a refetch for an unknown key id. */
+export const MAX_UNKNOWN_KID_DELAY_MS = 1_000;
+
+/**
+ * Milliseconds to wait that a `Retry-After` value asks for (RFC 9110 §10.2.3: delay-seconds or an
+ * HTTP-date), capped at {@link MAX_RETRY_AFTER_MS}; `undefined` when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  let ms: number;
+  if (/^\d+$/.test(text)) ms = Number(text) * 1000;
+  else if (/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(text)) {
+    const at = Date.parse(text);
+    if (Number.isNaN(at)) return undefined;
+    ms = Math.max(0, at - nowMs);
+  } else return undefined;
+  return Math.min(ms, MAX_RETRY_AFTER_MS);
+}
+
+export interface RefresherStatus {
+  state: RefreshState;
+  /** Age (ms) of the cached copy; `null` when cold. */
+  ageMs: number | null;
+  /** When (epoch ms) the next fetch may start or is due; `null` when a fetch is running. */
+  nextRefreshAt: number | null;
+  consecutiveFailures: number;
+  /** Current wait (ms) before the next retry after failures; 0 when not failing. */
+  backoffMs: number;
+}
+
+export class Refresher<T> {
+  readonly #config: RefresherConfig;
+  readonly #random: () => number;
+  #value: T | undefined;
+  #fetchedAt: number | undefined;
+  /** When a refresh becomes due (jittered). */
+  #dueAt = 0;
+  /** No fetch that is not needed to answer starts before this (budget or backoff). */
+  #notBefore = 0;
+  #lastAttemptAt: number | undefined;
+  #failures = 0;
+  #backoffMs = 0;
+  #inflight: Promise<unknown> | undefined;
+  /** Fetches started so far, and the one running (0: none): tells the running one from an ended one. */
+  #seq = 0;
+  #running = 0;
+  /** The error of the last failed fetch; cleared by a success. */
+  lastError: Error | undefined;
+
+  constructor(config: RefresherConfig) {
+    this.#config = config;
+    this.#random = config.random ?? (() => Math.random());
+  }
+
+  get value(): T | undefined {
+    return this.#value;
+  }
+
+  /** The cached copy while it may be used: at most `ttlMs + maxStaleMs` old. */
+  usable(): T | undefined {
+    const { ttlMs, maxStaleMs, now } = this.#config;
+    return this.#fetchedAt !== undefined && now() - this.#fetchedAt <= ttlMs + maxStaleMs ? this.#value : undefined;
+  }
+
+  /** The cached copy while no refresh is due (no promise needed to use it). */
+  current(): T | undefined {
+    return this.#fetchedAt !== undefined && this.#config.now() < this.#dueAt ? this.#value : undefined;
+  }
+
+  /** Age (ms) of the copy; `undefined` when cold. */
+  ageMs(): number | undefined {
+    return this.#fetchedAt === undefined ? undefined : this.#config.now() - this.#fetchedAt;
+  }
+
+  /** True when a copy is held, its refresh is due, and a fetch runs or may start. */
+  refreshDue(): boolean {
+    return this.#fetchedAt !== undefined && this.#config.now() >= this.#dueAt && (this.running() || this.mayStart(false));
+  }
+
+  /** True while a fetch runs (one another request started and workerd cancelled counts no more). */
+  running(): boolean {
+    if (this.#inflight && abandoned(this.#lastAttemptAt, this.#config.now(), this.#config.timeoutMs)) this.#inflight = undefined;
+    return this.#inflight !== undefined;
+  }
+
+  /**
+   * True when a new fetch may start now. `urgent` (a caller that cannot answer without one, before
+   * any failure) skips the spacing; a backoff after a failure is never skipped.
+   */
+  mayStart(urgent: boolean): boolean {
+    if (urgent && this.#failures === 0) return true;
+    return this.#config.now() >= this.#notBefore;
+  }
+
+  /**
+   * The fetch to wait for: the one running, else `fetch()` started now when {@link mayStart}
+   * allows; `undefined` when neither. At most one runs at a time.
+   */
+  start<O>(fetch: () => Promise<O>, urgent: boolean): Promise<O> | undefined {
+    if (this.running()) return this.#inflight as Promise<O>;
+    if (!this.mayStart(urgent)) return undefined;
+    const now = this.#config.now();
+    this.#lastAttemptAt = now;
+    this.#notBefore = Math.max(this.#notBefore, now + this.#config.minRefreshIntervalMs);
+    const seq = ++this.#seq;
+    this.#running = seq;
+    const pending: Promise<O> = fetch().finally(() => {
+      if (this.#running === seq) this.#ended();
+    });
+    // A fetch may record its outcome before returning its promise (nothing to wait for).
+    if (this.#running === seq) this.#inflight = pending;
+    return pending;
+  }
+
+  /** Waits for `shared` (bounded where a cancelled request may never settle it). */
+  join<O>(shared: Promise<O>, fallback: O): Promise<O> {
+    return joinShared(shared, this.#config.timeoutMs, fallback);
+  }
+
+  /** The upstream gave a new copy, or confirmed the one held: fresh again, next refresh jittered. */
+  succeeded(value: T): void {
+    const { now, ttlMs, minRefreshIntervalMs } = this.#config;
+    const at = now();
+    const from = this.#fetchedAt === undefined ? FIRST_JITTER_FROM : JITTER_FROM;
+    this.#ended();
+    this.#value = value;
+    this.#fetchedAt = at;
+    this.#dueAt = at + Math.max(minRefreshIntervalMs, Math.round(ttlMs * (1 - (1 - from) * this.#random())));
+    this.#failures = 0;
+    this.#backoffMs = 0;
+    this.#notBefore = (this.#lastAttemptAt ?? at) + minRefreshIntervalMs;
+    this.lastError = undefined;
+  }
+
+  /**
+   * The fetch failed: back off. The n-th retry waits `d × (1 + u)` with `d = min(cap / 2, m ·
+   * 2^(n-1))` (m: `minRefreshIntervalMs`, u uniform in [0, 1)): the first between m and 2m, the
+   * third at least twice the first, never more than `cap`; a `Retry-After` (ms, already capped at
+   * 10 min) is a floor, but no longer than a copy could still be served (`ttlMs + maxStaleMs`).
+   */
+  failed(error: Error, retryAfterMs?: number): void {
+    const { now, minRefreshIntervalMs, ttlMs, maxStaleMs } = this.#config;
+    this.#ended();
+    this.#failures += 1;
+    this.lastError = error;
+    const cap = Math.max(minRefreshIntervalMs, this.usable() === undefined ? Math.min(MAX_COLD_BACKOFF_MS, ttlMs) : Math.min(MAX_BACKOFF_MS, ttlMs));
+    const base = Math.max(minRefreshIntervalMs, Math.min(cap / 2, minRefreshIntervalMs * 2 ** Math.min(this.#failures - 1, 30)));
+    let wait = Math.round(base * (1 + this.#random()));
+    // Never later than a copy can still be served (plus one budget): past that, waiting helps nobody.
+    if (retryAfterMs !== undefined) wait = Math.max(wait, Math.min(retryAfterMs, ttlMs + maxStaleMs));
+    this.#backoffMs = wait;
+    this.#notBefore = now() + wait;
+  }
+
+  /**
+   * Forgets the attempt that just ended without telling anything about the upstream (e.g. the
+   * caller's own token was refused): the budget is given back.
+   */
+  forgetAttempt(previousAttemptAt: number | undefined, previousNotBefore: number): void {
+    this.#ended();
+    this.#lastAttemptAt = previousAttemptAt;
+    this.#notBefore = previousNotBefore;
+  }
+
+  /**
+   * The running fetch has recorded its outcome: the next caller may start another at once (the
+   * fetch's promise may settle a few ticks later, after its events were published).
+   */
+  #ended(): void {
+    this.#inflight = undefined;
+    this.#running = 0;
+  }
+
+  /** What {@link forgetAttempt} needs, read before {@link start}. */
+  attemptMark(): { lastAttemptAt: number | undefined; notBefore: number } {
+    return { lastAttemptAt: this.#lastAttemptAt, notBefore: this.#notBefore };
+  }
+
+  /** A short random wait (ms) before a refetch many replicas may want at once (an unknown `kid`). */
+  spreadDelayMs(): number {
+    return Math.floor(this.#random() * Math.min(MAX_UNKNOWN_KID_DELAY_MS, this.#config.minRefreshIntervalMs));
+  }
+
+  /**
+   * `cold`: nothing usable; `failing`: the last fetch failed (a copy may still be served);
+   * `stale`: older than `ttlMs`, no failure yet; `fresh`: otherwise.
+   */
+  state(): RefreshState {
+    if (this.usable() === undefined) return 'cold';
+    if (this.#failures > 0) return 'failing';
+    return (this.ageMs() ?? 0) < this.#config.ttlMs ? 'fresh' : 'stale';
+  }
+
+  status(): RefresherStatus {
+    const age = this.ageMs();
+    const next = this.#failures > 0 || this.#fetchedAt === undefined ? this.#notBefore : Math.max(this.#dueAt, this.#notBefore);
+    return {
+      state: this.state(),
+      ageMs: age ?? null,
+      nextRefreshAt: this.running() ? null : next,
+      consecutiveFailures: this.#failures,
+      backoffMs: this.#backoffMs,
+    };
+  }
+}
+
+/** Resolves after `ms` (at once for 0). */
+export function sleep(ms: number): Promise<void> {
+  return ms <= 0 ? Promise.resolve() : new Promise((resolve) => { setTimeout(resolve, ms); });
+}
+
+/**
+ * The `Retry-After` a failed upstream answer carried, as milliseconds to wait: only on 429 and 503,
+ * where RFC 9110 gives it that meaning.
+ */
+export function retryAfterMs(error: { statusCode?: number | undefined; retryAfter?: string | undefined }, nowMs: number): number | undefined {
+  if (error.statusCode !== 429 && error.statusCode !== 503) return undefined;
+  return parseRetryAfter(error.retryAfter, nowMs);
+}

@@ -1,0 +1,151 @@
+/**
+ * The refreshing primitive on a fake clock: jitter bounds over a simulated fleet, the backoff
+ * sequence, `Retry-After` parsing, the refetch budget, single flight and the states.
+ */
+import { describe, expect, test } from 'vitest';
+import { MAX_RETRY_AFTER_MS, parseRetryAfter, Refresher, retryAfterMs } from '../../src/lib/refresher.js';
+import { Clock } from '../helpers/clock.js';
+
+/** A small seeded generator (mulberry32): one independent stream per simulated replica. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+const TTL = 60_000;
+const MIN = 5_000;
+
+function fleet(clock: Clock, n: number): Refresher<number>[] {
+  return Array.from({ length: n }, (_, i) => new Refresher<number>({ ttlMs: TTL, minRefreshIntervalMs: MIN, maxStaleMs: 300_000, timeoutMs: 5_000, now: clock.now, random: seeded(i + 1) }));
+}
+
+/** Busiest bin over the mean bin, for event times in [from, from + bins × width). */
+function peakOverMean(times: number[], from: number, width: number, bins: number): number {
+  const counts = new Array<number>(bins).fill(0);
+  for (const t of times) {
+    const bin = Math.floor((t - from) / width);
+    if (bin >= 0 && bin < bins) counts[bin]! += 1;
+  }
+  const total = counts.reduce((a, b) => a + b, 0);
+  return Math.max(...counts) / (total / bins);
+}
+
+describe('jitter', () => {
+  test('200 replicas started in one instant: refreshes spread, busiest tenth of a TTL ≤ 2× the mean, first refresh too', () => {
+    const clock = new Clock(0);
+    const replicas = fleet(clock, 200);
+    for (const r of replicas) void r.start(async () => { r.succeeded(1); }, true);
+    const refreshes: number[] = [];
+    const first = new Map<number, number>();
+    // Steady traffic: every replica sees a request every 100 ms, for four TTLs.
+    for (let t = 0; t <= 4 * TTL; t += 100) {
+      clock.set(t);
+      replicas.forEach((r, i) => {
+        if (r.current() === undefined && r.start(async () => { r.succeeded(1); }, false)) {
+          refreshes.push(t);
+          if (!first.has(i)) first.set(i, t);
+        }
+      });
+    }
+    expect(first.size).toBe(200);
+    expect(peakOverMean([...first.values()], 0, TTL / 10, 10)).toBeLessThanOrEqual(2);
+    expect(peakOverMean(refreshes, 0, TTL / 10, 40)).toBeLessThanOrEqual(2);
+    // Later refreshes land in the last fifth of the freshness.
+    const gaps = replicas.map((r) => r.status().nextRefreshAt! - (clock.now() - r.ageMs()!));
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(0.8 * TTL);
+    for (const gap of gaps) expect(gap).toBeLessThanOrEqual(TTL);
+  });
+
+  test('an unknown-kid refetch waits a random delay below 1 s: the busiest 100 ms holds at most half of 200 replicas', () => {
+    const clock = new Clock(0);
+    const delays = fleet(clock, 200).map((r) => r.spreadDelayMs());
+    for (const d of delays) expect(d).toBeGreaterThanOrEqual(0);
+    for (const d of delays) expect(d).toBeLessThan(1_000);
+    expect(peakOverMean(delays, 0, 100, 10) * 200 / 10).toBeLessThanOrEqual(100);
+  });
+
+  test('no random is drawn at construction', () => {
+    let draws = 0;
+    new Refresher({ ttlMs: TTL, minRefreshIntervalMs: MIN, maxStaleMs: 0, timeoutMs: 1, now: () => 0, random: () => { draws += 1; return 0.5; } });
+    expect(draws).toBe(0);
+  });
+});
+
+describe('backoff', () => {
+  test('starts between minRefreshIntervalMs and twice it, grows (third gap ≥ 1.5× the first) up to a cap', () => {
+    const clock = new Clock(0);
+    for (const r of fleet(clock, 200)) {
+      void r.start(async () => { r.succeeded(1); }, true);
+      clock.set(TTL);
+      const gaps: number[] = [];
+      for (let i = 0; i < 8; i += 1) {
+        const at = clock.now();
+        void r.start(async () => { r.failed(new Error('down')); }, false);
+        gaps.push(r.status().nextRefreshAt! - at);
+        if (i === 0) expect(r.state()).toBe('failing'); // serving the copy, no longer 'fresh'
+        expect(r.start(async () => 0, false)).toBeUndefined(); // not before the backoff
+        clock.set(r.status().nextRefreshAt!);
+      }
+      expect(gaps[0]).toBeGreaterThanOrEqual(MIN);
+      expect(gaps[0]).toBeLessThanOrEqual(2 * MIN);
+      expect(gaps[2]).toBeGreaterThanOrEqual(1.5 * gaps[0]!);
+      for (const g of gaps) expect(g).toBeLessThanOrEqual(TTL);
+      expect(r.status().consecutiveFailures).toBe(8);
+      clock.set(0);
+    }
+  });
+
+  test('a Retry-After is a floor; a success resets the failures', () => {
+    const clock = new Clock(0);
+    const r = new Refresher<number>({ ttlMs: TTL, minRefreshIntervalMs: 1_000, maxStaleMs: 300_000, timeoutMs: 5_000, now: clock.now, random: () => 0 });
+    void r.start(async () => { r.failed(new Error('down'), 3_000); }, true);
+    expect(r.status()).toMatchObject({ state: 'cold', consecutiveFailures: 1, backoffMs: 3_000 });
+    clock.set(2_999);
+    expect(r.start(async () => 0, true)).toBeUndefined(); // even an urgent caller waits
+    clock.set(3_000);
+    void r.start(async () => { r.succeeded(7); }, true);
+    expect(r.status()).toMatchObject({ state: 'fresh', consecutiveFailures: 0, backoffMs: 0, ageMs: 0 });
+  });
+});
+
+describe('Retry-After', () => {
+  test('delay-seconds and HTTP-date; unreadable values ignored; capped at 10 min', () => {
+    const now = Date.UTC(2026, 10, 21, 12, 0, 0);
+    expect(parseRetryAfter('3', now)).toBe(3_000);
+    expect(parseRetryAfter(' 120 ', now)).toBe(120_000);
+    expect(parseRetryAfter('Sat, 21 Nov 2026 12:00:05 GMT', now)).toBe(5_000);
+    expect(parseRetryAfter('Sat, 21 Nov 2026 11:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter('86400', now)).toBe(MAX_RETRY_AFTER_MS);
+    for (const bad of [undefined, '', '-1', '1.5', 'soon', '3s', '2026-11-21T12:00:05Z']) expect(parseRetryAfter(bad, now)).toBeUndefined();
+    expect(retryAfterMs({ statusCode: 503, retryAfter: '3' }, now)).toBe(3_000);
+    expect(retryAfterMs({ statusCode: 429, retryAfter: '3' }, now)).toBe(3_000);
+    expect(retryAfterMs({ statusCode: 500, retryAfter: '3' }, now)).toBeUndefined();
+  });
+});
+
+describe('budget and single flight', () => {
+  test('one fetch at a time; no fetch that is not needed within minRefreshIntervalMs', async () => {
+    const clock = new Clock(0);
+    const r = new Refresher<number>({ ttlMs: TTL, minRefreshIntervalMs: MIN, maxStaleMs: 0, timeoutMs: 5_000, now: clock.now, random: () => 0 });
+    let release!: () => void;
+    const first = r.start(() => new Promise<void>((resolve) => { release = () => { r.succeeded(1); resolve(); }; }), true);
+    expect(r.start(async () => { throw new Error('a second fetch'); }, true)).toBe(first);
+    release();
+    await first;
+    clock.set(MIN - 1);
+    expect(r.start(async () => 0, false)).toBeUndefined();
+    clock.set(MIN);
+    expect(r.start(async () => { r.succeeded(2); }, false)).toBeDefined();
+    expect(r.value).toBe(2);
+    // Past ttlMs + maxStaleMs nothing is usable.
+    clock.set(MIN + TTL + 1);
+    expect(r.usable()).toBeUndefined();
+    expect(r.state()).toBe('cold');
+  });
+});
