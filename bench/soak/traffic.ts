@@ -14,17 +14,8 @@ const USERS = ['u0', 'u1', 'u2', 'u3', 'u4', 'u5', 'u6', 'u7'];
 const VINS = ['V0', 'V1', 'V2', 'V3', 'V4', 'V5', 'V6', 'V7', 'V8', 'V9'];
 const GRANTS: Record<string, readonly string[]> = { DRIVER: ['READ'], OWNER: ['READ', 'WRITE'] };
 
-/** mulberry32: small, fast, and good enough to pick traffic. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG picks the traffic (mulberry32, shared with the tests). */
+export { prng } from '../../test/helpers/prng.js';
 
 export function pick<T>(random: () => number, items: readonly T[]): T {
   return items[Math.floor(random() * items.length)] as T;

@@ -5,24 +5,14 @@
 import { describe, expect, test } from 'vitest';
 import { MAX_RETRY_AFTER_MS, parseRetryAfter, Refresher, retryAfterMs } from '../../src/lib/refresher.js';
 import { Clock } from '../helpers/clock.js';
+import { prng } from '../helpers/prng.js';
 
-/** A small seeded generator (mulberry32): one independent stream per simulated replica. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const TTL = 60_000;
 const MIN = 5_000;
 
 function fleet(clock: Clock, n: number): Refresher<number>[] {
-  return Array.from({ length: n }, (_, i) => new Refresher<number>({ ttlMs: TTL, minRefreshIntervalMs: MIN, maxStaleMs: 300_000, timeoutMs: 5_000, now: clock.now, random: seeded(i + 1) }));
+  return Array.from({ length: n }, (_, i) => new Refresher<number>({ ttlMs: TTL, minRefreshIntervalMs: MIN, maxStaleMs: 300_000, timeoutMs: 5_000, now: clock.now, random: prng(i + 1) }));
 }
 
 /** Busiest bin over the mean bin, for event times in [from, from + bins × width). */
