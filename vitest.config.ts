@@ -26,7 +26,9 @@ export default defineConfig({
       include: ['src/**/*.ts', 'adapters/**/*.ts', 'packages/iam-authz-dev/src/**/*.ts'],
       exclude: ['**/*.d.ts', 'packages/iam-authz-dev/src/console/web/**'],
       reporter: ['text-summary', 'json-summary'],
-      thresholds: { lines: 0, branches: 0 },
+      reportOnFailure: true,
+      // Measured 2026-11-26: 93.2 % of lines, 87.7 % of branches; the floor sits a few points below.
+      thresholds: { lines: 90, branches: 85 },
     },
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
   },
