@@ -6,7 +6,7 @@ import type { AuthenticatorConfig } from './authenticator-options.js';
 import { authenticateFailed, authenticateTrace, tokenCacheHit } from './diagnostics.js';
 import { AuthorizerClosedError, IamAuthzError, TokenInvalidError } from './errors.js';
 import { StaticKeySet, type KeySet } from './jwks/key-set.js';
-import { RemoteKeySet } from './jwks/remote-key-set.js';
+import { RemoteKeySet, type KeySetStatus } from './jwks/remote-key-set.js';
 import type { SharedRuntime } from './shared-options.js';
 import { extractBearer } from './token/extract.js';
 import { TokenCache } from './token/token-cache.js';
@@ -18,8 +18,10 @@ export interface Authenticator {
   readonly authenticate: (authorization: string | undefined) => Promise<Identity>;
   /** The accepted applications (the `applications` option), or `undefined` for any. */
   readonly applications: ReadonlySet<string> | undefined;
-  /** Fetches the signing keys now. */
-  readonly ready: () => Promise<void>;
+  /** Fetches the signing keys of `issuer` now (an accepted issuer). */
+  readonly ready: (issuer: string) => Promise<void>;
+  /** Where each issuer's keys stand: plain JSON, key ids only. */
+  readonly status: () => Record<string, KeySetStatus>;
   /** Refuses every later call, and releases key sets and cache. */
   readonly close: () => void;
 }
@@ -97,8 +99,13 @@ export function createAuthenticator(config: AuthenticatorConfig, shared: SharedR
   return {
     authenticate,
     applications,
-    async ready() {
-      await Promise.all(allKeySets.map((k) => k.ready()));
+    async ready(issuer) {
+      await (keySets.get(issuer) as KeySet).ready();
+    },
+    status() {
+      const out: Record<string, KeySetStatus> = {};
+      for (const [issuer, keySet] of keySets) out[issuer] = keySet instanceof RemoteKeySet ? keySet.status() : { ...LOCAL_STATUS, keyIds: [] };
+      return out;
     },
     close() {
       closed = true;
@@ -129,6 +136,9 @@ function foreignApplication(app: string, accepted: ReadonlySet<string>): TokenIn
   const show = (v: string): string => JSON.stringify(v.length > 200 ? `${v.slice(0, 200)}…` : v);
   return new TokenInvalidError(`token application ${show(app)} is not accepted (applications: ${[...accepted].map(show).join(', ')})`, { detail: 'token application is not accepted' });
 }
+
+/** A local JWK Set never ages nor fails: always fresh (its key ids are not loaded until first use, so none are listed). */
+const LOCAL_STATUS: Readonly<KeySetStatus> = Object.freeze({ state: 'fresh', ageMs: null, nextRefreshAt: null, consecutiveFailures: 0, backoffMs: 0, keyIds: [] });
 
 /** The message of every token-cache-hit event: nothing to say but that it happened. */
 const HIT = Object.freeze({});

@@ -13,6 +13,45 @@ export interface ReadyOptions {
   readonly applications?: readonly string[];
 }
 
+/**
+ * Where one cached copy (an issuer's signing keys, an application's policy) stands. `state`:
+ * `cold` (nothing usable held), `fresh` (younger than `ttlMs`), `stale` (older, not yet refreshed,
+ * no failure), `failing` (the last fetch failed; a copy may still be served until `ttlMs + maxStaleMs`).
+ */
+export interface CacheStatus {
+  readonly state: 'fresh' | 'stale' | 'failing' | 'cold';
+  /** Age (ms) of the copy held, by the `now` option's clock; `null` when none. */
+  readonly ageMs: number | null;
+  /** When (epoch ms) the next fetch becomes due or allowed; `null` while one runs (or never, for a local JWK Set). */
+  readonly nextRefreshAt: number | null;
+  /** Fetches failed in a row since the last success. */
+  readonly consecutiveFailures: number;
+  /** The wait (ms) before the next retry after those failures; 0 when not failing. */
+  readonly backoffMs: number;
+}
+
+/** What {@link Authorizer.status} returns: plain JSON, no token, no key, no policy body. */
+export interface AuthorizerStatus {
+  /** Per accepted issuer: its signing keys (the key ids held, sorted). */
+  readonly issuers: Record<string, CacheStatus & { readonly keyIds: string[] }>;
+  /** Per issuer with a policy API, per application (oldest first): the policy held, by its `changeId` (`null` when none). */
+  readonly applications: Record<string, Record<string, CacheStatus & { readonly changeId: string | null }>>;
+  /** The `policy.hints` channel: whether it is connected; `null` without a channel. */
+  readonly hints: { readonly connected: boolean } | null;
+}
+
+/** What {@link Authorizer.ready} resolves with: per accepted issuer, whether its keys (and asked policies) were had. */
+export interface ReadyReport {
+  readonly issuers: Record<string, { readonly ready: true } | {
+    readonly ready: false;
+    /** The error's code, e.g. `ERR_JWKS_UNAVAILABLE`. */
+    readonly code: string;
+    /** True when waiting will not help (a wrong URL, refused credentials). */
+    readonly misconfigured: boolean;
+    readonly message: string;
+  }>;
+}
+
 /** Verifies tokens and decides permissions; made by {@link createAuthorizer}. */
 export interface Authorizer {
   /** The `mode` option: the default mode of route guards made with this authorizer. */
@@ -56,11 +95,20 @@ export interface Authorizer {
     decision: Decision;
   }>;
   /**
-   * Fetches the JWKS now instead of on the first request, and the role policy of each of
-   * `options.applications` (with `policyToken`). Rejects with 503 when it cannot; the error's
-   * `misconfigured` tells a wrong URL or refused credentials from an outage.
+   * Fetches each issuer's JWKS now instead of on the first request, and the role policy of each of
+   * `options.applications` (with `policyToken`). Resolves with a {@link ReadyReport} when at least one
+   * issuer is ready — with several issuers, one IAM's outage does not hold the others' tokens back
+   * (that issuer's tokens get 503 until it answers; check the report or `status()`). Rejects, with
+   * the first issuer's error, only when no issuer is ready: 503, whose `misconfigured` tells a wrong
+   * URL or refused credentials from an outage.
    */
-  ready(options?: ReadyOptions): Promise<void>;
+  ready(options?: ReadyOptions): Promise<ReadyReport>;
+  /**
+   * Where every cache stands, for a health endpoint or a scrape: per issuer the signing keys, per
+   * issuer and application the policy, and the hint channel. Plain JSON (stable under
+   * `JSON.stringify`), computed now, without network; never a token, a key or a policy body.
+   */
+  status(): AuthorizerStatus;
   /**
    * What the guards made over this authorizer ask for, registered when each guard is created (a
    * NestJS decorator's when the module initialises): plain JSON, de-duplicated, in a stable order.

@@ -3,9 +3,9 @@
  * → decision), each built from its own options. Nothing here verifies a token or reads a policy.
  */
 import { createAuthenticator } from './authenticator.js';
-import type { Authorizer, ReadyOptions } from './authorizer-types.js';
+import type { Authorizer, ReadyOptions, ReadyReport } from './authorizer-types.js';
 import { createDecider, type AccessibleQuery, type AuthorizeQuery, type PermissionsQuery } from './decider.js';
-import { AuthorizerClosedError, PermissionDeniedError } from './errors.js';
+import { AuthorizerClosedError, IamAuthzError, PermissionDeniedError } from './errors.js';
 import { logged } from './lib/logger.js';
 import { refuseNulls } from './lib/option-checks.js';
 import { createInventory, INVENTORY, type Inventory } from './inventory.js';
@@ -13,7 +13,7 @@ import { resolveOptions, type AuthorizerOptions } from './options.js';
 import type { Decision, Identity } from './types.js';
 
 export type { AccessibleQuery, AuthorizeQuery, PermissionsQuery };
-export type { Authorizer, ReadyOptions } from './authorizer-types.js';
+export type { Authorizer, AuthorizerStatus, CacheStatus, ReadyOptions, ReadyReport } from './authorizer-types.js';
 
 /** Creates an {@link Authorizer}. Throws a `TypeError` naming the option when an option is invalid. */
 export function createAuthorizer(options: AuthorizerOptions): Authorizer {
@@ -48,6 +48,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     ungranted: inventory.ungranted,
     [INVENTORY]: inventory,
     ready: log ? logged(log, ready) : ready,
+    status: () => ({ issuers: authenticator.status(), ...decider.status() }),
     close() {
       closing ??= (async () => {
         authenticator.close();
@@ -59,7 +60,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   };
   return authorizer;
 
-  async function ready(readyOptions: ReadyOptions = {}): Promise<void> {
+  async function ready(readyOptions: ReadyOptions = {}): Promise<ReadyReport> {
     if (closing) throw new AuthorizerClosedError();
     if (typeof readyOptions !== 'object' || (readyOptions as unknown) === null) throw new TypeError('ready: options must be an object');
     for (const key of Object.keys(readyOptions)) {
@@ -67,6 +68,16 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     }
     refuseNulls('ready', readyOptions);
     const policies = decider.warm(readyOptions.applications, authenticator.applications);
-    await Promise.all([authenticator.ready(), policies]);
+    // Per issuer: one IAM down does not hold back the tokens of the others; all down is a rejection.
+    const outcomes = await Promise.allSettled(config.shared.issuers.map((issuer) => Promise.all([authenticator.ready(issuer), policies.get(issuer)])));
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed && outcomes.every((o) => o.status === 'rejected')) throw failed.reason;
+    const issuers: ReadyReport['issuers'] = {};
+    config.shared.issuers.forEach((issuer, i) => {
+      const outcome = outcomes[i] as PromiseSettledResult<unknown>;
+      const error = outcome.status === 'rejected' ? (outcome.reason as Error) : undefined;
+      issuers[issuer] = error ? { ready: false, code: error instanceof IamAuthzError ? error.code : 'ERR_UNKNOWN', misconfigured: (error as { misconfigured?: unknown }).misconfigured === true, message: error.message } : { ready: true };
+    });
+    return { issuers };
   }
 }

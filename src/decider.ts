@@ -15,7 +15,7 @@ import { describeResource, toResourceRef, type ResourceQuery } from './engine/re
 import { AuthorizerClosedError, PolicyUnavailableError } from './errors.js';
 import { isArray } from './lib/is-array.js';
 import { listForLog, type Log } from './lib/logger.js';
-import { PolicyClient, type PolicyEntry } from './policy/policy-client.js';
+import { PolicyClient, type PolicyEntry, type PolicyStatus } from './policy/policy-client.js';
 import type { SharedRuntime } from './shared-options.js';
 import type { AccessibleResource, Caller, Decision, HeldPermission } from './types.js';
 
@@ -64,7 +64,9 @@ export interface Decider {
    * Fetches the policies of `applications` now (default: those of `accepted` when `policyToken` is
    * set). Throws a `TypeError` at once when they cannot be fetched without a caller.
    */
-  readonly warm: (applications: unknown, accepted: ReadonlySet<string> | undefined) => Promise<unknown>;
+  readonly warm: (applications: unknown, accepted: ReadonlySet<string> | undefined) => ReadonlyMap<string, Promise<unknown>>;
+  /** Where each issuer's cached policies stand, and whether the hint channel is connected (`null`: no channel). */
+  readonly status: () => { applications: Record<string, Record<string, PolicyStatus>>; hints: { connected: boolean } | null };
   /** Refuses every later call, and releases the policy clients. */
   readonly close: () => void;
 }
@@ -204,7 +206,7 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
   }
 
   /** Throws at once (not in the promise) so that a misuse starts no fetch of keys either. */
-  function warm(requested: unknown, accepted: ReadonlySet<string> | undefined): Promise<unknown> {
+  function warm(requested: unknown, accepted: ReadonlySet<string> | undefined): ReadonlyMap<string, Promise<unknown>> {
     // By default, the accepted applications' policies when they can be fetched without a caller.
     const applications = requested ?? (config.policyToken && accepted ? [...accepted] : []);
     if (!Array.isArray(applications) || !applications.every((a): a is string => typeof a === 'string' && a.length > 0)) {
@@ -216,7 +218,7 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
     const foreign = accepted ? applications.find((a) => !accepted.has(a)) : undefined;
     if (foreign !== undefined) throw new TypeError(`ready: "applications" lists ${JSON.stringify(foreign)}, which the "applications" option does not accept`);
     // With policyToken the caller token is not sent; '' only keys the (unused) refusal memory.
-    return Promise.all([...policyClients.values()].flatMap((client) => applications.map((app) => client.get(app, ''))));
+    return new Map([...policyClients].map(([issuer, client]) => [issuer, Promise.all(applications.map((app) => client.get(app, '')))]));
   }
 
   return {
@@ -226,6 +228,13 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
     accessible,
     permissionsFor,
     warm,
+    status() {
+      const applications: Record<string, Record<string, PolicyStatus>> = {};
+      for (const [issuer, client] of policyClients) applications[issuer] = client.status();
+      // The channel is the \`policy.hints\` option; one without \`connected\` is always connected.
+      const channel = (config.policy as { hints?: { connected?: unknown } | undefined }).hints;
+      return { applications, hints: channel ? { connected: channel.connected !== false } : null };
+    },
     close() {
       closed = true;
       for (const client of policyClients.values()) client.close();

@@ -34,6 +34,8 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
   const authenticator = resolveAuthenticatorOptions(options, shared);
   const decider = resolveDeciderOptions(options, shared);
   // Made last: nothing after this can throw, so an agent is never left behind unclosed.
-  const dispatcher: Dispatcher = options.dispatcher ?? lazyProxyAgent();
+  // Its keep-alive covers the refresh cadence of the caches it serves.
+  const ttlMs = Math.max(authenticator.jwksUris ? authenticator.jwks.ttlMs : 0, decider.policyUrls.size > 0 ? decider.policy.ttlMs : 0);
+  const dispatcher: Dispatcher = options.dispatcher ?? lazyProxyAgent(ttlMs);
   return { shared: { ...shared, dispatcher }, ownsDispatcher: options.dispatcher === undefined, authenticator, decider };
 }

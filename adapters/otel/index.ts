@@ -2,12 +2,12 @@
  * `iam-authz/otel`: an OpenTelemetry bridge fed from the library's diagnostics channels — spans for
  * `authenticate` and `authorize`, counters for decisions, token-cache hits, authentication
  * failures and JWKS/policy fetches. `@opentelemetry/api` is an optional peer dependency; nothing
- * here runs unless `instrumentIamAuthz()` is called, and the channels cost one property check
+ * here runs unless `instrumentIamAuthz()` (or `instrumentAuthorizer()`, for cache gauges) is called, and the channels cost one property check
  * while nobody listens. Spans and metrics never carry the token.
  */
 import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel';
-import { metrics, SpanStatusCode, trace, type Attributes, type Meter, type Span, type Tracer } from '@opentelemetry/api';
-import { channels, type Decision, type DecisionEvent, type Identity } from '../../src/index.js';
+import { metrics, SpanStatusCode, trace, type Attributes, type BatchObservableResult, type Meter, type Span, type Tracer } from '@opentelemetry/api';
+import { channels, type AuthorizerStatus, type CacheStatus, type Decision, type DecisionEvent, type Identity } from '../../src/index.js';
 
 /** Where the spans and metrics go. */
 export interface IamAuthzInstrumentationOptions {
@@ -143,4 +143,55 @@ function identityAttributes(context: TraceContext): Attributes {
 function decisionAttributes(context: TraceContext): Attributes {
   const decision = context.result as Decision | undefined;
   return decision ? { 'iam_authz.granted': decision.granted, 'iam_authz.reason': decision.reason } : {};
+}
+
+/** What {@link instrumentAuthorizer} reads: anything with the authorizer's `status()`. */
+export interface StatusSource {
+  status(): AuthorizerStatus;
+}
+
+/** The number `iam_authz.cache.state` reports for each state: higher is worse. */
+export const CACHE_STATE_VALUES: Readonly<Record<CacheStatus['state'], number>> = Object.freeze({ fresh: 0, stale: 1, failing: 2, cold: 3 });
+
+/**
+ * Observable gauges fed from `authorizer.status()` at each collection (nothing runs between them):
+ * - `iam_authz.cache.age` (ms; absent while nothing is held) and `iam_authz.cache.state`
+ *   ({@link CACHE_STATE_VALUES}: 0 fresh, 1 stale, 2 failing, 3 cold), each with
+ *   `{ kind: 'jwks', issuer }` or `{ kind: 'policy', issuer, application }`;
+ * - `iam_authz.cache.failures`: consecutive failed fetches, same attributes;
+ * - `iam_authz.hints.connected` (1 or 0), only with a `policy.hints` channel.
+ * Optional: call it once per authorizer. `disable()` removes the callbacks.
+ */
+export function instrumentAuthorizer(authorizer: StatusSource, options: { meter?: Meter } = {}): IamAuthzInstrumentation {
+  if (typeof (authorizer as { status?: unknown } | null)?.status !== 'function') throw new TypeError('instrumentAuthorizer: pass an authorizer (an object with status())');
+  if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError('instrumentAuthorizer: options must be an object');
+  for (const key of Object.keys(options)) if (key !== 'meter') throw new TypeError(`instrumentAuthorizer: unknown option "${key}"`);
+  const meter = options.meter ?? metrics.getMeter('iam-authz');
+  const age = meter.createObservableGauge('iam_authz.cache.age', { description: 'age of the cached signing keys / role policy', unit: 'ms' });
+  const state = meter.createObservableGauge('iam_authz.cache.state', { description: 'cache state: 0 fresh, 1 stale, 2 failing, 3 cold' });
+  const failures = meter.createObservableGauge('iam_authz.cache.failures', { description: 'consecutive failed fetches of the cached copy' });
+  const hints = meter.createObservableGauge('iam_authz.hints.connected', { description: 'whether the policy hint channel is connected (1) or not (0)' });
+  const observe = guard((result: BatchObservableResult) => {
+    const status = authorizer.status();
+    const report = (s: CacheStatus, attributes: Attributes): void => {
+      if (s.ageMs !== null) result.observe(age, s.ageMs, attributes);
+      result.observe(state, CACHE_STATE_VALUES[s.state], attributes);
+      result.observe(failures, s.consecutiveFailures, attributes);
+    };
+    for (const [issuer, s] of Object.entries(status.issuers)) report(s, { kind: 'jwks', issuer });
+    for (const [issuer, apps] of Object.entries(status.applications)) {
+      for (const [application, s] of Object.entries(apps)) report(s, { kind: 'policy', issuer, application });
+    }
+    if (status.hints) result.observe(hints, status.hints.connected ? 1 : 0);
+  });
+  const observables = [age, state, failures, hints];
+  meter.addBatchObservableCallback(observe, observables);
+  let active = true;
+  return {
+    disable() {
+      if (!active) return;
+      active = false;
+      meter.removeBatchObservableCallback(observe, observables);
+    },
+  };
 }

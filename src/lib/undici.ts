@@ -17,17 +17,43 @@ export function loadUndici(): Promise<Undici> {
   return loading;
 }
 
+/** undici's own idle keep-alive default (ms), the floor of ours. */
+const UNDICI_KEEP_ALIVE_MS = 4_000;
+/** Longest idle keep-alive (ms), and the longest a server's `Keep-Alive: timeout` hint is believed. */
+const MAX_KEEP_ALIVE_MS = 600_000;
+/** Margin (ms) past the longest TTL: a refresh is due within the TTL, and driven by traffic. */
+const KEEP_ALIVE_MARGIN_MS = 30_000;
+/** Connections per origin: the caches fetch one thing at a time per issuer and application. */
+const CONNECTIONS_PER_ORIGIN = 4;
+
+/**
+ * The Agent options of the default dispatcher for caches refreshed every `ttlMs` (the longest of
+ * them): an idle connection is kept past the refresh cadence, so that steady-state refreshes reuse
+ * it instead of a new TCP (and TLS) handshake each time; at most 10 min, at most 4 per origin.
+ * A server closing it first is harmless: a GET on a socket closed under it is retried once.
+ */
+export function keepAliveOptions(ttlMs: number): { keepAliveTimeout: number; keepAliveMaxTimeout: number; connections: number } {
+  const keepAliveTimeout = Math.max(UNDICI_KEEP_ALIVE_MS, Math.min(ttlMs + KEEP_ALIVE_MARGIN_MS, MAX_KEEP_ALIVE_MS));
+  return { keepAliveTimeout, keepAliveMaxTimeout: MAX_KEEP_ALIVE_MS, connections: CONNECTIONS_PER_ORIGIN };
+}
+
 /**
  * The default dispatcher: an `EnvHttpProxyAgent` (honours `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`)
- * made on the first request. undici's `request()` calls only `dispatch`, and by then
- * {@link loadUndici} has resolved, because that is where `request` comes from.
+ * made on the first request, with {@link keepAliveOptions}. undici's `request()` calls only
+ * `dispatch`, and by then {@link loadUndici} has resolved, because that is where `request` comes from.
  */
 export class LazyProxyAgent {
   #agent: Dispatcher | undefined;
+  readonly #ttlMs: number | undefined;
+
+  /** `ttlMs`: the longest TTL of the caches this agent serves; without it, undici's defaults. */
+  constructor(ttlMs?: number) {
+    this.#ttlMs = ttlMs;
+  }
 
   dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     if (!loaded) throw new Error('LazyProxyAgent used before undici was loaded');
-    this.#agent ??= new loaded.EnvHttpProxyAgent();
+    this.#agent ??= new loaded.EnvHttpProxyAgent(this.#ttlMs === undefined ? undefined : keepAliveOptions(this.#ttlMs));
     return this.#agent.dispatch(options, handler);
   }
 
@@ -38,8 +64,8 @@ export class LazyProxyAgent {
 }
 
 /** A dispatcher made on first use, typed as the `Dispatcher` it stands in for. */
-export function lazyProxyAgent(): Dispatcher {
-  return new LazyProxyAgent() as unknown as Dispatcher;
+export function lazyProxyAgent(ttlMs?: number): Dispatcher {
+  return new LazyProxyAgent(ttlMs) as unknown as Dispatcher;
 }
 
 /**

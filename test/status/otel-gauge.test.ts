@@ -1,0 +1,75 @@
+/**
+ * `iam-authz/otel`'s `instrumentAuthorizer`: observable gauges of cache age, state and failures,
+ * fed from `authorizer.status()`, read through an OpenTelemetry SDK metric reader.
+ */
+import { AggregationTemporality, MeterProvider, MetricReader, type GaugeMetricData } from '@opentelemetry/sdk-metrics';
+import { afterEach, expect, test } from 'vitest';
+import { instrumentAuthorizer } from '../../adapters/otel/index.js';
+import { Authorizers, Clock, examplePolicy, json, KEY, mint, servePolicy, startLoopback, type Loopback } from '../helpers/index.js';
+
+class CollectingReader extends MetricReader {
+  constructor() { super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE }); }
+  protected override async onForceFlush(): Promise<void> {}
+  protected override async onShutdown(): Promise<void> {}
+}
+
+const authorizers = new Authorizers();
+let server: Loopback | undefined;
+afterEach(async () => {
+  await authorizers.closeAll();
+  await server?.close();
+});
+
+async function gauges(reader: MetricReader): Promise<Record<string, { value: number; attributes: Record<string, unknown> }[]>> {
+  const { resourceMetrics } = await reader.collect();
+  const out: Record<string, { value: number; attributes: Record<string, unknown> }[]> = {};
+  for (const scope of resourceMetrics.scopeMetrics) {
+    for (const metric of scope.metrics as GaugeMetricData[]) {
+      out[metric.descriptor.name] = metric.dataPoints.map((p) => ({ value: p.value, attributes: { ...p.attributes } }));
+    }
+  }
+  return out;
+}
+
+test('cache age, state and failures per issuer and application, as status() reports them', async () => {
+  server = await startLoopback((req, res) => {
+    if (req.url?.includes('jwks')) json(res, 200, { keys: [KEY.jwk] });
+    else servePolicy(req, res, examplePolicy('c1', 'app-1'));
+  });
+  const clock = new Clock();
+  const authz = authorizers.create({ baseUrl: server.url, now: clock.now, policy: { ttlMs: 10_000 } });
+  const reader = new CollectingReader();
+  const provider = new MeterProvider({ readers: [reader] });
+  const instrumentation = instrumentAuthorizer(authz, { meter: provider.getMeter('test') });
+  const issuer = `${server.url}/authentication/v1`;
+
+  let seen = await gauges(reader);
+  expect(seen['iam_authz.cache.state']).toEqual([{ value: 3, attributes: { kind: 'jwks', issuer } }]);
+  expect(seen['iam_authz.cache.age'] ?? []).toEqual([]);
+
+  await authz.check(`Bearer ${mint(server.url)}`, { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } });
+  clock.advance(12_000);
+  seen = await gauges(reader);
+  expect(seen['iam_authz.cache.age']).toEqual(expect.arrayContaining([
+    { value: 12_000, attributes: { kind: 'jwks', issuer } },
+    { value: 12_000, attributes: { kind: 'policy', issuer, application: 'app-1' } },
+  ]));
+  expect(seen['iam_authz.cache.state']).toEqual(expect.arrayContaining([
+    { value: 0, attributes: { kind: 'jwks', issuer } },
+    { value: 1, attributes: { kind: 'policy', issuer, application: 'app-1' } },
+  ]));
+  expect(seen['iam_authz.cache.failures']).toHaveLength(2);
+  expect(seen['iam_authz.hints.connected'] ?? []).toEqual([]);
+
+  // Disabled: no more observations (the SDK repeats the last ones; the age no longer moves).
+  instrumentation.disable();
+  clock.advance(1_000);
+  seen = await gauges(reader);
+  expect(seen['iam_authz.cache.age']).toEqual(expect.arrayContaining([{ value: 12_000, attributes: { kind: 'jwks', issuer } }]));
+  await provider.shutdown();
+});
+
+test('misuse is a TypeError', () => {
+  expect(() => instrumentAuthorizer({} as never)).toThrow(/instrumentAuthorizer: pass an authorizer/);
+  expect(() => instrumentAuthorizer({ status: () => ({ issuers: {}, applications: {}, hints: null }) }, { metre: 1 } as never)).toThrow(/unknown option "metre"/);
+});
