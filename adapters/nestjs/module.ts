@@ -8,8 +8,9 @@ import { APP_FILTER, APP_GUARD, ModulesContainer } from '@nestjs/core';
 import { createAuthorizer, type Authorizer, type AuthorizerOptions } from '../../src/index.js';
 import { createGuards, type GuardOptions } from '../../src/adapter/index.js';
 import { listNames, protectedHandlers, requirementOf, unguardedFieldResolvers } from './discovery.js';
-import { IAM_AUTHZ_CORE, IamExceptionFilter, IamGuard, permissionGuard, type IamAuthzCore } from './guard.js';
-import type { IamRequestView } from './requirements.js';
+import { IamExceptionFilter } from './exception.js';
+import { IAM_AUTHZ_CORE, IamGuard, type IamAuthzCore } from './guard.js';
+import type { IamRequestView } from './locate.js';
 
 /** Injection token of the module's `Authorizer`. */
 export const IAM_AUTHORIZER = 'iam-authz:authorizer';
@@ -110,7 +111,7 @@ export class IamAuthzModule implements OnModuleInit, OnApplicationShutdown {
     for (const { type, method, handler } of protectedHandlers(this.#modules)) {
       const requirement = requirementOf(type, handler);
       if (requirement === undefined || requirement.kind === 'public' || requirement.kind === 'authenticated') continue;
-      const guard = guards.at({ controller: type.name, handler: method }, () => permissionGuard(guards, requirement));
+      const guard = guards.at({ controller: type.name, handler: method }, () => guards.permission(requirement));
       if (!cache.has(requirement)) cache.set(requirement, guard);
     }
   }
