@@ -1,4 +1,32 @@
-/** Public data types: what a verified token looks like to the application. */
+/**
+ * Public data types: what a verified token looks like to the application.
+ *
+ * Glossary — one word per concept; new names use the word chosen, never the ones listed "not".
+ * - **identity** (`Identity`): a verified token — token, header, claims. The decision API takes
+ *   a `Caller` (`{ token, claims }`, what it needs of an identity); a guard's result attached to
+ *   the request is its **state** (`IamState`: the identity plus its decision). Not "principal",
+ *   "user", "auth".
+ * - **actor**: who the token speaks for; `sub` is the protocol's claim holding the actor id (wire
+ *   name, kept). In prose and new names: "actor" or `sub`, not "subject", "user id".
+ * - **seconds**: an option or field in seconds ends in `Sec` (`retryAfterSec`,
+ *   `clockToleranceSec`, `refreshMarginSec`); in milliseconds `Ms`. `expiryInSecs` is the
+ *   protocol's wire name (kept), as are `sub`, `ars`, `changeId`. Not `Secs`, `Seconds`, `S`.
+ * - **mode**: only the guard mode, `'enforce' | 'report'` (`GuardMode`; set on the authorizer,
+ *   an adapter, or a route). A key file's permissions are its "file mode" (Unix's word); nothing
+ *   else is called a "mode".
+ * - **jwks**: the key set document (`{ keys }`) and the options of its client (`jwks: { … }`);
+ *   its address is `jwksUri` (a list: `jwksUris`). Not "keys URL", "certs".
+ * - **status**: an HTTP status number (`error.status`, `answer.status`), and the operator's
+ *   report `authorizer.status()`. Inside that report a cache's freshness is its **state**
+ *   (`'fresh' | 'stale' | 'failing' | 'cold'`); nothing else is a "status".
+ * - **problem**: the RFC 9457 body only (`ProblemDetails`, `problemDetails`,
+ *   `application/problem+json`). A wrong option is a **mistake** or an error; an outage is a
+ *   **failure**; a decision's explanation is its **reason**. Not "problem" for those.
+ * - **answer**: the HTTP response an error carries (`ErrorResponse`: status, headers, body).
+ * - **permission arguments**: what a permission guard is given — service, permission(s), the
+ *   **target** (a resource type and a resolver, or `{ node }`), route options — parsed once by
+ *   `parsePermissionArgs` (`iam-authz/adapter`) into `PermissionArgs`.
+ */
 
 /** One access reference (`ars` element), normalised: every field is an array of strings. */
 export interface AccessReference {

@@ -1,10 +1,9 @@
 /**
- * `iam-authz/fastify`: `onRequest`/`preHandler` hooks for Fastify 5, and a plugin that decorates
- * the request and closes the authorizer with the server. A thin shim over the core's
- * framework-neutral guards; it imports only the public core.
+ * `iam-authz/fastify`: `onRequest`/`preHandler` hooks for Fastify 5, and (in `plugin.ts`) a plugin
+ * that decorates the request and closes the authorizer with the server. A thin shim over the
+ * adapter kit (`iam-authz/adapter`); it imports only the public core.
  */
-import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import fp from 'fastify-plugin';
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Authorizer, IamAuthzError } from '../../src/index.js';
 import { createGuards, wrapGuards, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
 
@@ -41,8 +40,8 @@ export function fastifyAuthz(authorizer: Authorizer, options: FastifyAuthzOption
   return hooksOver(authorizer, options, 'fastifyAuthz');
 }
 
-/** The hooks; `name` is who the user called (`fastifyAuthz`, or the `iamAuthz` plugin), for messages. */
-function hooksOver(authorizer: Authorizer, options: FastifyAuthzOptions, name: string): FastifyAuthz {
+/** The hooks; `name` is who the user called (`fastifyAuthz`, or the `iamAuthz` plugin), for messages. @internal */
+export function hooksOver(authorizer: Authorizer, options: FastifyAuthzOptions, name: string): FastifyAuthz {
   const guards = createGuards<FastifyRequest>(authorizer, options, name, ['onError']);
   const { onError } = options;
 
@@ -73,42 +72,4 @@ function hooksOver(authorizer: Authorizer, options: FastifyAuthzOptions, name: s
   return wrapGuards(guards, hook);
 }
 
-/** The plugin's own options besides `authorizer` (the hooks' options). */
-const PLUGIN_OPTIONS = new Set(['realm', 'exposeDecision', 'retryAfterSec', 'passErrors', 'mode', 'onError']);
-
-export interface IamAuthzPluginOptions extends FastifyAuthzOptions {
-  /** The authorizer to use; it is closed when the server closes. */
-  authorizer: Authorizer;
-}
-
-/**
- * Registers `request.iam` (initially `null`), decorates the instance with `iamAuthz`
- * (`{ authenticate, requirePermission }`) and closes the authorizer on `onClose`.
- */
-export const iamAuthz: FastifyPluginCallback<IamAuthzPluginOptions> = fp(
-  function iamAuthzPlugin(fastify: FastifyInstance, options: IamAuthzPluginOptions, done: (err?: Error) => void) {
-    // A callback-style plugin that throws takes the process down: every mistake (no authorizer,
-    // a bad option, registered twice) goes to done(), so register()/ready() reject with it.
-    try {
-      if (fastify.hasDecorator('iamAuthz')) throw new TypeError('iamAuthz: the plugin is already registered on this instance');
-      // Fastify's own register options (`prefix`, `logLevel`, …) are not ours to validate.
-      const { authorizer, prefix: _prefix, logLevel: _logLevel, logSerializers: _logSerializers, ...rest } = ((options as IamAuthzPluginOptions | null) ?? {}) as IamAuthzPluginOptions & Record<'prefix' | 'logLevel' | 'logSerializers', unknown>;
-      if (typeof (authorizer as Partial<Authorizer> | null | undefined)?.check !== 'function') {
-        // The usual mistake is createAuthorizer's options in place of the plugin's: say what to pass.
-        const given = Object.keys(rest).filter((key) => !PLUGIN_OPTIONS.has(key));
-        throw new TypeError(`iamAuthz: pass the "authorizer" option, an Authorizer made with createAuthorizer({ baseUrl, … })${given.length > 0 ? `, not createAuthorizer's own options (got ${given.slice(0, 5).map((k) => `"${k}"`).join(', ')})` : ''}`);
-      }
-      const hooks = hooksOver(authorizer, rest, 'iamAuthz');
-      fastify.decorateRequest('iam', null);
-      fastify.decorate('iamAuthz', hooks);
-      fastify.addHook('onClose', async () => {
-        await authorizer.close();
-      });
-    } catch (error) {
-      done(error as Error);
-      return;
-    }
-    done();
-  },
-  { fastify: '5.x', name: 'iam-authz' },
-);
+export { iamAuthz, type IamAuthzPluginOptions } from './plugin.js';

@@ -4,5 +4,7 @@
  * WebSocket gateways). Imports only the public core and Nest.
  */
 export { IamAuthzModule, IAM_AUTHORIZER, type IamAuthzModuleOptions, type IamAuthzAsyncOptions, type NestAuthzOptions } from './module.js';
-export { IamGuard, IamHttpException, IamExceptionFilter, Iam } from './guard.js';
+export { IamGuard } from './guard.js';
+export { IamHttpException, IamExceptionFilter } from './exception.js';
+export { Iam } from './locate.js';
 export { RequirePermission, RequireAnyPermission, Authenticated, Public, IAM_REQUIREMENT, type IamRequestView, type IamRequirement, type NestResourceResolver } from './requirements.js';

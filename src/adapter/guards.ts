@@ -8,10 +8,12 @@ import type { AuthorizeQuery, Authorizer } from '../authorizer.js';
 import type { Decision } from '../types.js';
 import { answerOf, checkRealm, IamAuthzError, PermissionDeniedError, withAnswerOptions, type ErrorResponse, type ErrorResponseOptions } from '../errors.js';
 import { inventoryOf, type InventoryRoute } from '../inventory.js';
-import { isArray } from '../lib/is-array.js';
 import { refuseNulls } from '../lib/option-checks.js';
 import type { IamClaims } from '../types.js';
+import { checkMode, checkOptionsObject, parsePermissionArgs, type GuardMode, type PermissionArgs, type ResourceResolver, type RouteOptions } from './permission-args.js';
 import { answerWrongFramework, type AdapterFramework } from './wrong-framework.js';
+
+export type { GuardMode, PermissionArgs, ResourceResolver, RouteOptions };
 
 /** What a guard attaches to the request (`req.iam`, `ctx.state.iam`, `request.iam`). */
 export interface IamState {
@@ -27,15 +29,6 @@ export interface IamState {
   readonly shadow?: boolean;
 }
 
-/** `enforce`: a denial is a 403. `report`: a denial is logged (`shadow: true`) and the request proceeds; 401 and 503 stay. */
-export type GuardMode = 'enforce' | 'report';
-
-/** Options of one route's permission guard; they win over the adapter's and the authorizer's. */
-export interface RouteOptions {
-  /** This route's mode. Default: the adapter's `mode`, else the authorizer's, else `'enforce'`. */
-  mode?: GuardMode;
-}
-
 /** Options of an `authenticate()` guard. */
 export interface AuthenticateOptions {
   /**
@@ -45,9 +38,6 @@ export interface AuthenticateOptions {
    */
   optional?: boolean;
 }
-
-/** Returns the resource value(s) of a request: a string, several (all are required), or nothing (denies). */
-export type ResourceResolver<Req> = (req: Req) => string | readonly string[] | undefined | null | Promise<string | readonly string[] | undefined | null>;
 
 /** Options every adapter shares. */
 export interface GuardOptions {
@@ -77,9 +67,6 @@ const GUARD_OPTIONS = ['realm', 'exposeDecision', 'retryAfterSec', 'passErrors',
  */
 export type Guard<Req> = (authorization: string | undefined, req: Req) => Promise<IamState | undefined>;
 
-/** The resource of a permission guard: `TYPE=resolve(req)` (a type and a resolver) or a node id (`{ node: resolve }`). */
-type Target<Req> = string | { node: ResourceResolver<Req> };
-
 /** The framework-neutral guards an adapter wraps; from {@link createGuards}. */
 export interface Guards<Req> {
   /** A guard that only verifies the token (or, with `optional`, lets a request without any `Authorization` header through). */
@@ -92,6 +79,8 @@ export interface Guards<Req> {
   requireAnyPermission(service: string, permissions: readonly string[], type: string, resolve: ResourceResolver<Req>, options?: RouteOptions): Guard<Req>;
   /** The same on node ids. */
   requireAnyPermission(service: string, permissions: readonly string[], node: { node: ResourceResolver<Req> }, options?: RouteOptions): Guard<Req>;
+  /** The permission guard of arguments already checked by {@link parsePermissionArgs} (e.g. by a decorator). */
+  permission(args: PermissionArgs<Req>): Guard<Req>;
   /** The HTTP answer for an `IamAuthzError` under this adapter's options (for errors caught elsewhere, e.g. from `authorizer.authorize`). */
   errorResponse(error: IamAuthzError): ErrorResponse;
   /** The `passErrors` option, resolved. */
@@ -184,36 +173,12 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     };
   }
 
-  function requirePermission(service: string, permission: string, target: Target<Req>, ...rest: unknown[]): Guard<Req> {
-    if (typeof permission !== 'string' || permission.length === 0) throw new TypeError('requirePermission: "permission" must be a non-empty string');
-    return permissionGuard('requirePermission', service, [permission], target, rest);
-  }
-
-  function requireAnyPermission(service: string, permissions: readonly string[], target: Target<Req>, ...rest: unknown[]): Guard<Req> {
-    if (!isArray(permissions) || permissions.length === 0 || !permissions.every((p) => typeof p === 'string' && p.length > 0)) {
-      throw new TypeError('requireAnyPermission: "permissions" must be a non-empty array of non-empty strings');
-    }
-    return permissionGuard('requireAnyPermission', service, [...permissions], target, rest);
-  }
-
-  /** Every resource must be granted at least one of `permissions` (one permission: that one). */
-  function permissionGuard(name: string, service: string, permissions: readonly string[], target: Target<Req>, rest: unknown[]): Guard<Req> {
-    if (typeof service !== 'string' || service.length === 0) throw new TypeError(`${name}: "service" must be a non-empty string`);
-    const byNode = typeof target === 'object' && (target as unknown) !== null && !isArray(target);
-    if (byNode) {
-      for (const key of Object.keys(target)) if (key !== 'node') throw new TypeError(`${name}: unknown key "${key}" in the node target (it is { node: resolve })`);
-    }
-    const resolve = byNode ? target.node : rest[0];
-    if (!byNode && (typeof target !== 'string' || target.length === 0 || target.includes('='))) {
-      throw new TypeError(`${name}: the resource type must be a non-empty string without "="`);
-    }
-    if (typeof resolve !== 'function') throw new TypeError(`${name}: the resource resolver must be a function`);
-    const routeMode = checkRouteOptions(name, byNode ? rest[0] : rest[1]);
-    const type = target as string;
+  function permission({ service, permissions, any, type, resolve, mode: routeMode }: PermissionArgs<Req>): Guard<Req> {
+    const byNode = type === undefined;
     const asked = permissions.join(' or ');
     const single = permissions.length === 1;
     // Registered now, once: the request path below never touches the inventory.
-    inventory?.register({ service, permissions, any: name === 'requireAnyPermission', resourceType: byNode ? undefined : type, mode: routeMode ?? adapterMode ?? authorizer.mode, route });
+    inventory?.register({ service, permissions, any, resourceType: type, mode: routeMode ?? adapterMode ?? authorizer.mode, route });
 
     return async (authorization, req) => {
       let identity;
@@ -224,7 +189,7 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
       }
       // A resolver that throws is the application's bug: its error goes on untouched (a 500).
       // A value is used as it is; only a promise (or thenable) costs a tick.
-      const returned: unknown = (resolve as ResourceResolver<Req>)(req);
+      const returned: unknown = resolve(req);
       const resolved: unknown = isThenable(returned) ? await returned : returned;
       const mode = routeMode ?? adapterMode ?? authorizer.mode;
       if (single && !Array.isArray(resolved)) {
@@ -268,8 +233,9 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
 
   return {
     authenticate,
-    requirePermission: requirePermission,
-    requireAnyPermission: requireAnyPermission,
+    requirePermission: (...args: unknown[]) => permission(parsePermissionArgs('requirePermission', false, args)),
+    requireAnyPermission: (...args: unknown[]) => permission(parsePermissionArgs('requireAnyPermission', true, args)),
+    permission,
     errorResponse: (error) => answerOf(withAnswerOptions(error, responseOptions)),
     passErrors,
     refusal,
@@ -323,35 +289,16 @@ export interface GuardFactory<Req, H> {
 
 /** Wraps every guard `guards` makes with `wrap` (the adapter's middleware or hook maker). */
 export function wrapGuards<Req, H>(guards: Guards<Req>, wrap: (guard: Guard<Req>) => H): GuardFactory<Req, H> {
-  type Make = (service: string, permissions: never, target: Target<Req>, ...rest: unknown[]) => Guard<Req>;
-  const requirePermission = guards.requirePermission.bind(guards) as unknown as Make;
-  const requireAnyPermission = guards.requireAnyPermission.bind(guards) as unknown as Make;
+  type Make = (...args: unknown[]) => Guard<Req>;
+  const requirePermission = guards.requirePermission.bind(guards) as Make;
+  const requireAnyPermission = guards.requireAnyPermission.bind(guards) as Make;
   return {
     authenticate: (options?: AuthenticateOptions) => wrap(guards.authenticate(options)),
-    requirePermission: ((service: string, permission: never, target: Target<Req>, ...rest: unknown[]) => wrap(requirePermission(service, permission, target, ...rest))),
-    requireAnyPermission: ((service: string, permissions: never, target: Target<Req>, ...rest: unknown[]) => wrap(requireAnyPermission(service, permissions, target, ...rest))),
+    requirePermission: (...args: unknown[]) => wrap(requirePermission(...args)),
+    requireAnyPermission: (...args: unknown[]) => wrap(requireAnyPermission(...args)),
   };
 }
 
-
-function checkMode(where: string, mode: unknown): GuardMode | undefined {
-  if (mode !== undefined && mode !== 'enforce' && mode !== 'report') throw new TypeError(`${where}: "mode" must be 'enforce' or 'report'`);
-  return mode;
-}
-
-function checkRouteOptions(where: string, options: unknown): GuardMode | undefined {
-  if (options === undefined) return undefined;
-  checkOptionsObject(where, 'route options', options);
-  for (const key of Object.keys(options)) if (key !== 'mode') throw new TypeError(`${where}: unknown route option "${key}"`);
-  refuseNulls(where, options);
-  return checkMode(where, (options as RouteOptions).mode);
-}
-
-/** Options are an object; `null` is not "the defaults" (only leaving them out is). */
-function checkOptionsObject(where: string, what: string, options: unknown): asserts options is object {
-  if (options === null) throw new TypeError(`${where}: ${what} must be an object, not null (leave them out for the defaults)`);
-  if (typeof options !== 'object' || isArray(options)) throw new TypeError(`${where}: ${what} must be an object`);
-}
 
 /**
  * An Authorizer, not something else: createAuthorizer's own options (`{ baseUrl }`) are the usual

@@ -16,9 +16,11 @@ export {
   type GuardOptions,
   type Guards,
   type IamState,
+  type PermissionArgs,
   type Refusal,
   type ResourceResolver,
   type RouteOptions,
 } from './guards.js';
+export { parsePermissionArgs } from './permission-args.js';
 export type { AdapterFramework } from './wrong-framework.js';
 export { toErrorResponse, toResponse, type ErrorResponse, type ErrorResponseOptions, type ProblemDetails } from '../errors.js';

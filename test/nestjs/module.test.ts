@@ -9,9 +9,11 @@ import { fileURLToPath } from 'node:url';
 import { Body, Controller, Get, Inject, Module, Put, UseGuards, type INestApplication } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
-import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test, vi } from 'vitest';
 import type { Authorizer, IamState } from '../../src/index.js';
 import { startDevIam, type DevIam } from 'iam-authz-dev';
+import { createGuards } from '../../src/adapter/index.js';
+import { Authorizers } from '../helpers/authorizers.js';
 import { Authenticated, Iam, IAM_AUTHORIZER, IamAuthzModule, IamGuard, Public, RequireAnyPermission, RequirePermission, type IamAuthzModuleOptions } from '../../adapters/nestjs/index.js';
 
 const config = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));
@@ -283,6 +285,32 @@ describe('options are checked where they are written', () => {
     expect(() => (RequirePermission as (...args: unknown[]) => unknown)('s', 'READ', 'VIN', r, {}, {})).toThrow(/RequirePermission: too many arguments/);
     expect(() => RequirePermission('s', 'READ', 'VIN', r, { mode: 'report' })).not.toThrow();
     expect(() => RequirePermission('s', 'READ', 'VIN', r, undefined)).not.toThrow();
+  });
+
+  test('decorators and the kit parse permission arguments once: the same mistake, the same message', () => {
+    const authorizers = new Authorizers();
+    const guards = createGuards(authorizers.create({ baseUrl: 'http://127.0.0.1:1' }));
+    onTestFinished(() => authorizers.closeAll());
+    const bad: unknown[][] = [
+      ['', 'READ', 'VIN', r], ['s', '', 'VIN', r], ['s', 'READ', 'VIN=1', r], ['s', 'READ', null, r], ['s', 'READ', [r]],
+      ['s', 'READ', 'VIN', 'x'], ['s', 'READ', { node: 1 }], ['s', 'READ', { node: r, nod: 1 }], ['s', 'READ', 'VIN', r, {}, {}],
+      ['s', 'READ', { node: r }, {}, {}], ['s', 'READ', 'VIN', r, null], ['s', 'READ', 'VIN', r, { mode: null }], ['s', 'READ', 'VIN', r, { mod: 1 }],
+    ];
+    const message = (fn: () => unknown): string => {
+      try {
+        fn();
+      } catch (error) {
+        return (error as Error).message.replace(/^\w+: /, '');
+      }
+      return 'no error';
+    };
+    for (const args of bad) {
+      const kit = message(() => (guards.requirePermission as (...a: unknown[]) => unknown)(...args));
+      expect(kit, JSON.stringify(args)).not.toBe('no error');
+      expect(message(() => (RequirePermission as (...a: unknown[]) => unknown)(...args)), JSON.stringify(args)).toBe(kit);
+      const any = [args[0], [args[1]], ...args.slice(2)];
+      expect(message(() => (RequireAnyPermission as (...a: unknown[]) => unknown)(...any))).toBe(message(() => (guards.requireAnyPermission as (...a: unknown[]) => unknown)(...any)));
+    }
   });
 
   test('@Authenticated options: unknown keys, non-booleans and null are refused', () => {

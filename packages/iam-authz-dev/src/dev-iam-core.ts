@@ -102,7 +102,7 @@ export function createDevIamCore(options: DevIamCoreOptions): DevIamCore {
   let keys: SigningKey[] = initial.keys;
   const { idpKey } = initial;
   let idpVerifiers = buildIdpVerifiers(config.idps);
-  const nowSecs = (): number => Math.floor(now() / 1000);
+  const nowSec = (): number => Math.floor(now() / 1000);
 
   function buildIdpVerifiers(idps: IdpConfig[]): Map<string, IdpVerifier> {
     const map = new Map<string, IdpVerifier>();
@@ -132,7 +132,7 @@ export function createDevIamCore(options: DevIamCoreOptions): DevIamCore {
   function mintToken(opts: MintTokenOptions): string {
     const actor = config.actors.find((a) => a.id === opts.actor);
     if (!actor) throw new TypeError(`mintToken: no actor "${opts.actor}"`);
-    const iat = nowSecs();
+    const iat = nowSec();
     const ars = opts.ars ?? (Object.hasOwn(actor.tenants, opts.tenantId) ? actor.tenants[opts.tenantId] : []);
     const payload = {
       jti: randomUUID(), iss: issuer, sub: actor.id, aud: opts.tenantId, exp: iat + (opts.expiryInSecs ?? 3600), iat,
@@ -143,7 +143,7 @@ export function createDevIamCore(options: DevIamCoreOptions): DevIamCore {
   }
 
   function mintIdpToken(subject: string, expiryInSecs = 3600): string {
-    const iat = nowSecs();
+    const iat = nowSec();
     return signJwt({ iss: devIdpIssuer, sub: subject, aud: DEV_IDP_AUDIENCE, iat, exp: iat + expiryInSecs, jti: randomUUID() }, idpKey);
   }
 

@@ -1,0 +1,77 @@
+/**
+ * Where a Nest request keeps what the guard needs, in every context (HTTP, GraphQL, WebSocket):
+ * the `Authorization` value, the object `iam` is attached to, and the view a resolver reads.
+ */
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import type { IamState } from '../../src/adapter/index.js';
+
+/** What a resource resolver sees of the request, whatever the context. */
+export interface IamRequestView {
+  /** `'http'`, `'graphql'` or `'ws'`. */
+  readonly type: string;
+  /** Route parameters (HTTP); `{}` elsewhere. */
+  readonly params: Readonly<Record<string, string>>;
+  /** Query string (HTTP); `{}` elsewhere. */
+  readonly query: Readonly<Record<string, unknown>>;
+  /** The parsed body (HTTP), or the message data (WebSocket). */
+  readonly body: unknown;
+  /** Request headers (HTTP and GraphQL over HTTP; the handshake's for WebSocket). */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The GraphQL resolver's arguments; `{}` elsewhere. */
+  readonly args: Readonly<Record<string, unknown>>;
+  /** Nest's execution context, for anything else. */
+  readonly context: ExecutionContext;
+}
+
+interface Located {
+  /** Where `iam` is attached: the HTTP request, or the socket for WebSocket. */
+  readonly holder: Record<string, unknown> | undefined;
+  readonly authorization: string | undefined;
+  readonly view: IamRequestView;
+}
+
+const EMPTY: Readonly<Record<string, never>> = Object.freeze({});
+
+type HeaderBag = Record<string, string | string[] | undefined>;
+type HttpLike = { headers?: HeaderBag; params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown };
+
+function header(headers: HeaderBag | undefined): string | undefined {
+  const value = headers?.authorization;
+  // Several Authorization headers are ambiguous: refuse them as missing rather than pick one.
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Finds the request, its `Authorization` value and the resolver's view in any Nest context. */
+export function locate(context: ExecutionContext): Located {
+  const type = context.getType<string>();
+  if (type === 'graphql') {
+    const [, args, gqlContext] = context.getArgs<[unknown, Record<string, unknown> | undefined, { req?: HttpLike; request?: HttpLike } | undefined]>();
+    // Apollo puts the HTTP request at `req`, Mercurius at `reply.request` (exposed as `request` here by convention).
+    const request = gqlContext?.req ?? gqlContext?.request;
+    return {
+      holder: request,
+      authorization: header(request?.headers),
+      view: { type, params: EMPTY, query: EMPTY, body: undefined, headers: request?.headers ?? EMPTY, args: args ?? EMPTY, context },
+    };
+  }
+  if (type === 'ws') {
+    const ws = context.switchToWs();
+    const client = ws.getClient<{ handshake?: { headers?: HeaderBag; auth?: { token?: unknown } }; iamAuthorization?: unknown }>();
+    const headers = client.handshake?.headers;
+    // socket.io: the handshake's Authorization header, or `auth: { token }` (browsers cannot set headers);
+    // other WebSocket libraries: whatever the gateway stored at `client.iamAuthorization` on connection.
+    const token = client.handshake?.auth?.token;
+    const authorization = header(headers) ?? (typeof token === 'string' ? `Bearer ${token}` : undefined)
+      ?? (typeof client.iamAuthorization === 'string' ? client.iamAuthorization : undefined);
+    return { holder: client, authorization, view: { type, params: EMPTY, query: EMPTY, body: ws.getData(), headers: headers ?? EMPTY, args: EMPTY, context } };
+  }
+  const request = context.switchToHttp().getRequest<HttpLike>();
+  return {
+    holder: request,
+    authorization: header(request.headers),
+    view: { type, params: request.params ?? EMPTY, query: request.query ?? EMPTY, body: request.body, headers: request.headers ?? EMPTY, args: EMPTY, context },
+  };
+}
+
+/** `@Iam()`: the handler's `{ token, claims, decision }`, or `undefined` on `@Public()` routes. */
+export const Iam = createParamDecorator((_data: unknown, context: ExecutionContext): IamState | undefined => locate(context).holder?.iam as IamState | undefined);
