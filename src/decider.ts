@@ -65,6 +65,11 @@ export interface Decider {
    * set). Throws a `TypeError` at once when they cannot be fetched without a caller.
    */
   readonly warm: (applications: unknown, accepted: ReadonlySet<string> | undefined) => Promise<unknown>;
+  /**
+   * `null` without `policy.hints`; else whether every issuer's policy client receives hints now
+   * (for `status()`). Does no I/O.
+   */
+  readonly hintsConnected: () => boolean | null;
   /** Refuses every later call, and releases the policy clients. */
   readonly close: () => void;
 }
@@ -88,6 +93,7 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
     policyToken: config.policyToken,
     now,
     ...config.policy,
+    issuer,
   })]));
 
   function clientOf(identity: Caller): PolicyClient {
@@ -226,6 +232,10 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
     accessible,
     permissionsFor,
     warm,
+    hintsConnected() {
+      if (config.policy.hints === undefined) return null;
+      return [...policyClients.values()].every((client) => client.hintsConnected() !== false);
+    },
     close() {
       closed = true;
       for (const client of policyClients.values()) client.close();
