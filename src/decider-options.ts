@@ -4,7 +4,7 @@
  */
 import type { DecisionEvent } from './decision-log.js';
 import { isArray } from './lib/is-array.js';
-import { resolvePolicyOptions, type PolicyOptions } from './policy/options.js';
+import { resolvePolicyOptions, type PolicyOptions, type ResolvedPolicyOptions } from './policy/options.js';
 import { checks, type SharedConfig } from './shared-options.js';
 
 const { httpUrl } = checks;
@@ -48,7 +48,7 @@ export interface DeciderConfig {
   /** issuer → its policy API; an issuer without one has no entry. */
   readonly policyUrls: ReadonlyMap<string, string>;
   readonly policyToken: (() => Promise<string>) | undefined;
-  readonly policy: Required<PolicyOptions>;
+  readonly policy: ResolvedPolicyOptions;
   readonly mode: 'enforce' | 'report';
   readonly onDecision: ((event: DecisionEvent) => void | Promise<void>) | undefined;
   readonly decisionSampleRate: number;

@@ -65,7 +65,7 @@ export interface Decider {
    * set). Throws a `TypeError` at once when they cannot be fetched without a caller.
    */
   readonly warm: (applications: unknown, accepted: ReadonlySet<string> | undefined) => ReadonlyMap<string, Promise<unknown>>;
-  /** Where each issuer's cached policies stand, and whether the hint channel is connected (`null`: no channel). */
+  /** Where each issuer's cached policies stand, and whether the hint channel is connected (`null`: no channel). Does no I/O. */
   readonly status: () => { applications: Record<string, Record<string, PolicyStatus>>; hints: { connected: boolean } | null };
   /** Refuses every later call, and releases the policy clients. */
   readonly close: () => void;
@@ -90,6 +90,7 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
     policyToken: config.policyToken,
     now,
     ...config.policy,
+    issuer,
   })]));
 
   function clientOf(identity: Caller): PolicyClient {
@@ -231,9 +232,9 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
     status() {
       const applications: Record<string, Record<string, PolicyStatus>> = {};
       for (const [issuer, client] of policyClients) applications[issuer] = client.status();
-      // The channel is the \`policy.hints\` option; one without \`connected\` is always connected.
-      const channel = (config.policy as { hints?: { connected?: unknown } | undefined }).hints;
-      return { applications, hints: channel ? { connected: channel.connected !== false } : null };
+      // Connected when every issuer's client receives hints now (a channel without `connected` is).
+      const hints = config.policy.hints === undefined ? null : { connected: [...policyClients.values()].every((client) => client.hintsConnected() !== false) };
+      return { applications, hints };
     },
     close() {
       closed = true;

@@ -21,6 +21,13 @@
  *   with their own token, and the refused token is remembered for a few seconds so that a client
  *   repeating it cannot make us ask the IAM again per request.
  *
+ * - with a hint channel (`policy.hints`): subscribed on first use, never at construction (no I/O
+ *   there). A hint of this issuer, for an application cached, naming another `changeId` makes the
+ *   policy due: the next request (or at once with `policyToken`) revalidates, within the spacing.
+ *   A fetch that brings a `changeId` different from the one held, and not already announced by a
+ *   hint, is published once. A hint naming the `changeId` held lets a denial skip its refetch
+ *   while the channel is connected. A hint carries no policy: at worst it costs one request.
+ *
  * lru-cache's own `fetch()` would serve a stale value forever after a failed refresh; the hard
  * `maxStaleMs` bound and the per-application refetch budget are why this is kept by hand on top
  * of a plain LRU.
@@ -38,6 +45,7 @@ import { Refresher, retryAfterMs, type RefresherStatus } from '../lib/refresher.
 import { httpGet, parseJsonBodySliced, UpstreamError } from '../lib/upstream.js';
 import type { RolePolicy } from '../types.js';
 import type { CompiledPolicy } from '../engine/compile-policy.js';
+import type { HintChannel, PolicyHint } from './hints.js';
 import { policyProblemSliced } from './validate-policy.js';
 
 /** The characters of an opaque entity tag (RFC 9110 `etagc`), restricted to visible ASCII. */
@@ -45,6 +53,9 @@ export const ETAGC = /^[\x21\x23-\x7e]+$/;
 
 /** How long a token the policy API refused is answered from memory instead of asked again. */
 export const REFUSAL_MEMORY_MS = 5_000;
+/** Longest field of a hint accepted (`issuer`, `application`, `changeId`). */
+const MAX_HINT_FIELD = 1024;
+
 /** How many refused tokens are remembered (least recently used dropped first). */
 const REFUSAL_MEMORY_MAX = 1_000;
 /**
@@ -67,6 +78,10 @@ export interface PolicyClientConfig {
   now: () => number;
   /** Uniform in [0, 1) for the jitter; tests only. Default `Math.random`. */
   random?: () => number;
+  /** The `iss` whose policies this client holds: hints of other issuers are ignored. */
+  issuer?: string | undefined;
+  /** The `policy.hints` channel, if any. */
+  hints?: HintChannel | undefined;
 }
 
 /** A compiled policy and when it was last confirmed by the API. Replaced, never mutated. */
@@ -91,6 +106,10 @@ interface AppState {
    * policy, so they are neither parsed nor compiled again (the IAM sends no `ETag`).
    */
   bodyDigest: string | undefined;
+  /** The `changeId` of the last valid hint received for this application. */
+  lastHint: string | undefined;
+  /** A hint named a `changeId` other than the one held: revalidate when the spacing allows. */
+  hinted: boolean;
 }
 
 /** How a fetch ended: recorded in the app state, or a refusal of the token it was sent with. */
@@ -110,6 +129,8 @@ export class PolicyClient {
   readonly #closing = new Closer();
   /** SHA-256 of recently refused tokens (never the tokens themselves) → the refusal. */
   readonly #refused = new LRUCache<string, Refusal>({ max: REFUSAL_MEMORY_MAX });
+  /** The hint channel's state: not yet subscribed, subscribed (with its unsubscribe), or broken. */
+  #hints: 'idle' | 'broken' | 'closed' | (() => void) = 'idle';
 
   constructor(config: PolicyClientConfig) {
     this.#config = config;
@@ -123,7 +144,9 @@ export class PolicyClient {
   peek(applicationId: string, callerToken?: string): PolicyEntry | undefined {
     // The memory is empty unless some token was refused lately: no hashing on the usual path.
     if (callerToken !== undefined && this.#refused.size > 0 && this.#refusal(callerToken) !== undefined) return undefined;
-    return this.#apps.get(applicationId)?.cache.current();
+    const state = this.#apps.get(applicationId);
+    if (state?.hinted === true && this.#hintDue(state)) return undefined;
+    return state?.cache.current();
   }
 
   /**
@@ -132,11 +155,17 @@ export class PolicyClient {
    * with concurrent callers), or 503 when that fails.
    */
   async get(applicationId: string, callerToken: string): Promise<PolicyEntry> {
+    if (this.#hints === 'idle') this.#subscribe();
     const state = this.#state(applicationId);
     this.#throwIfRefused(applicationId, state, callerToken);
     const { cache } = state;
     const current = cache.current();
-    if (current) return current;
+    if (current) {
+      if (!state.hinted || !this.#hintDue(state)) return current;
+      const revalidating = this.#startFetch(state, applicationId, callerToken, false);
+      if (revalidating && !backgroundWorkAllowed()) await cache.join(revalidating, RECORDED);
+      return cache.usable() ?? current;
+    }
     const entry = cache.usable();
     if (entry) {
       if (policyStale.hasSubscribers) {
@@ -169,6 +198,8 @@ export class PolicyClient {
    */
   async refreshAfterDenial(applicationId: string, callerToken: string, seen: PolicyEntry): Promise<PolicyEntry | undefined> {
     const state = this.#state(applicationId);
+    // The fleet said the changeId held is the latest: a refetch would only confirm it.
+    if (state.lastHint !== undefined && state.lastHint === state.cache.value?.policy.changeId && this.hintsConnected() === true) return undefined;
     const pending = this.#startFetch(state, applicationId, callerToken, false);
     const outcome = pending ? await state.cache.join(pending, RECORDED) : RECORDED;
     if (outcome.refused && outcome.token === callerToken) throw this.#refusedError(applicationId, state, outcome.status);
@@ -186,8 +217,32 @@ export class PolicyClient {
     return out;
   }
 
+  /**
+   * `undefined` without a hint channel; else whether hints are received now: subscribed (or not
+   * yet used) and the channel's `connected` is not `false`. `false` when subscribing threw.
+   */
+  hintsConnected(): boolean | undefined {
+    const { hints } = this.#config;
+    if (hints === undefined) return undefined;
+    if (this.#hints === 'broken' || this.#hints === 'closed') return false;
+    try {
+      return hints.connected !== false;
+    } catch {
+      return false;
+    }
+  }
+
   /** Aborts fetches under way and forgets every policy; later fetches fail at once (503). */
   close(): void {
+    const unsubscribe = this.#hints;
+    this.#hints = 'closed';
+    if (typeof unsubscribe === 'function') {
+      try {
+        unsubscribe();
+      } catch {
+        // The channel's own failure: nothing more to release here.
+      }
+    }
     this.#closing.close();
     this.#apps.clear();
     this.#refused.clear();
@@ -244,7 +299,7 @@ export class PolicyClient {
   #state(applicationId: string): AppState {
     let state = this.#apps.get(applicationId);
     if (!state) {
-      state = { cache: new Refresher<PolicyEntry>(this.#config), acceptedAt: undefined, bodyDigest: undefined };
+      state = { cache: new Refresher<PolicyEntry>(this.#config), acceptedAt: undefined, bodyDigest: undefined, lastHint: undefined, hinted: false };
       this.#apps.set(applicationId, state);
     }
     return state;
@@ -260,7 +315,69 @@ export class PolicyClient {
     if (cache.running()) return cache.start(() => Promise.resolve(RECORDED), urgent);
     if (this.#refusal(callerToken) !== undefined && this.#config.policyToken === undefined) return undefined;
     const mark = cache.attemptMark();
-    return cache.start(() => this.#fetch(state, applicationId, callerToken, mark), urgent);
+    const started = cache.start(() => this.#fetch(state, applicationId, callerToken, mark), urgent);
+    // A fetch sent after the hint answers it, whatever it brings.
+    if (started) state.hinted = false;
+    return started;
+  }
+
+  /** A hinted revalidation can start now (or one runs): the budget, not the hint, sets the pace. */
+  #hintDue(state: AppState): boolean {
+    if (state.lastHint === state.cache.value?.policy.changeId) {
+      state.hinted = false;
+      return false;
+    }
+    return state.cache.running() || state.cache.mayStart(false);
+  }
+
+  /** Subscribes to the hint channel once, on first use: construction does no I/O. */
+  #subscribe(): void {
+    const { hints } = this.#config;
+    if (hints === undefined) {
+      this.#hints = 'broken';
+      return;
+    }
+    try {
+      const unsubscribe = hints.subscribe((hint) => { this.#received(hint); });
+      this.#hints = typeof unsubscribe === 'function' ? unsubscribe : () => {};
+    } catch {
+      // A channel that cannot subscribe leaves the TTL in charge: never a failed request.
+      this.#hints = 'broken';
+    }
+  }
+
+  /** A hint: validated field by field, then at most a reason to revalidate. Never throws. */
+  #received(hint: unknown): void {
+    try {
+      if (typeof this.#hints !== 'function' || typeof hint !== 'object' || hint === null) return;
+      const { issuer, application, changeId } = hint as Record<string, unknown>;
+      if (!isHintField(issuer) || !isHintField(application) || !isHintField(changeId)) return;
+      if (issuer !== this.#config.issuer) return;
+      // Only applications cached here; peek leaves the LRU order alone.
+      const state = this.#apps.peek(application);
+      const held = state?.cache.value?.policy.changeId;
+      if (state === undefined || held === undefined) return;
+      state.lastHint = changeId;
+      if (changeId === held) {
+        state.hinted = false;
+        return;
+      }
+      state.hinted = true;
+      // With the service's own token there is no need to wait for a caller's request.
+      if (this.#config.policyToken !== undefined) void this.#startFetch(state, application, '', false);
+    } catch {
+      // A hint is advice: whatever it is, it must not break the channel's delivery loop.
+    }
+  }
+
+  /** Tells the fleet of a `changeId` this replica found, once; a publish failure is dropped. */
+  #publish(state: AppState, application: string, changeId: string): void {
+    const { hints, issuer } = this.#config;
+    if (hints === undefined || issuer === undefined || this.#hints === 'closed') return;
+    // Already announced (this replica fetched it because of that hint): no echo.
+    if (state.lastHint === changeId) return;
+    const hint: PolicyHint = { issuer, application, changeId };
+    Promise.resolve().then(() => hints.publish(hint)).catch(() => { /* best effort: the TTL still bounds staleness */ });
   }
 
   /** Never rejects: the outcome is recorded in `state`, or is a refusal of `callerToken`. */
@@ -314,6 +431,7 @@ export class PolicyClient {
       state.cache.succeeded({ policy, fetchedAt: config.now() });
       state.bodyDigest = digest;
       if (previous) {
+        this.#publish(state, applicationId, policy.changeId);
         if (policyChanged.hasSubscribers) policyChanged.publish({ applicationId, previousChangeId: previous.policy.changeId, changeId: policy.changeId });
       } else if (policyFetched.hasSubscribers) {
         policyFetched.publish({ applicationId, changeId: policy.changeId });
@@ -366,4 +484,8 @@ async function sha256Sliced(body: Buffer): Promise<string> {
     hash.update(body.subarray(at, at + BYTES_PER_TURN));
   }
   return hash.digest('base64url');
+}
+
+function isHintField(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_HINT_FIELD;
 }
