@@ -4,13 +4,12 @@
  */
 import { isJwkSetLike } from './jwks/import-jwks.js';
 import { resolveJwksOptions, type JwksOptions } from './jwks/options.js';
-import { isArray } from './lib/is-array.js';
 import { warnOnce } from './lib/warn-once.js';
-import { checks, stringList, type SharedConfig } from './shared-options.js';
+import { checks, perIssuerUrls, stringList, type SharedConfig } from './shared-options.js';
 import { resolveTokenCacheOptions, type TokenCacheOptions } from './token/cache-options.js';
 import { isSupportedAlgorithm } from './token/signature.js';
 
-const { httpUrl, positiveInt, onlyKnown } = checks;
+const { positiveInt, onlyKnown } = checks;
 
 /** A JWK Set given inline: no network is used for keys. */
 export interface JwkSet {
@@ -90,7 +89,7 @@ export function resolveAuthenticatorOptions(options: AuthenticatorOptions, share
   const localJwks = options.localJwks === undefined ? undefined : checkedJwkSet('localJwks', options.localJwks);
   if (localJwks && options.jwksUri !== undefined) checks.fail('give either a local JWK Set or "jwksUri", not both');
   const jwks = resolveJwksOptions(options.jwks, checks);
-  const jwksUris = localJwks ? undefined : resolveJwksUris(shared.issuers, options.jwksUri);
+  const jwksUris = localJwks ? undefined : perIssuerUrls('jwksUri', shared.issuers, options.jwksUri, (issuer) => `${issuer}/.well-known/jwks.json`);
   const algorithms = stringList('algorithms', options.algorithms, ['RS256']);
   for (const alg of algorithms) {
     if (!isSupportedAlgorithm(alg)) checks.fail(`"algorithms" lists "${alg}", which is not supported (RS256, RS384, RS512, PS256, PS384, PS512)`);
@@ -123,27 +122,6 @@ export function resolveAuthenticatorOptions(options: AuthenticatorOptions, share
     tokenCache,
     poolVerifications: verify === 'threadpool' ? maxPoolVerifications : 0,
   };
-}
-
-/** issuer → its JWKS URL: one URL (a single issuer), a map (issuers not in it use the default), or the default for each. */
-function resolveJwksUris(issuers: readonly string[], option: unknown): Map<string, string> {
-  const uris = new Map<string, string>();
-  if (typeof option === 'string') {
-    if (issuers.length > 1) checks.fail('with several issuers, "jwksUri" must map each issuer to its URL');
-    uris.set(issuers[0] as string, httpUrl('jwksUri', option));
-    return uris;
-  }
-  if (option !== undefined && (typeof option !== 'object' || option === null || isArray(option))) {
-    checks.fail('"jwksUri" must be a URL or a map from issuer to URL');
-  }
-  const map = (option ?? {}) as Record<string, unknown>;
-  for (const key of Object.keys(map)) {
-    if (!issuers.includes(key)) checks.fail(`"jwksUri" names "${key}", which is not an accepted issuer`);
-  }
-  for (const issuer of issuers) {
-    uris.set(issuer, httpUrl(`jwksUri["${issuer}"]`, Object.hasOwn(map, issuer) ? map[issuer] : `${issuer}/.well-known/jwks.json`));
-  }
-  return uris;
 }
 
 function checkedJwkSet(name: string, value: unknown): { keys: unknown[] } {

@@ -5,9 +5,8 @@
 import type { DecisionEvent } from './decision-log.js';
 import { isArray } from './lib/is-array.js';
 import { resolvePolicyOptions, type PolicyOptions, type ResolvedPolicyOptions } from './policy/options.js';
-import { checks, type SharedConfig } from './shared-options.js';
+import { checks, perIssuerUrls, type SharedConfig } from './shared-options.js';
 
-const { httpUrl } = checks;
 
 /** The options of `createAuthorizer` that say where the policy is and how decisions are made and logged. */
 export interface DeciderOptions {
@@ -80,29 +79,11 @@ const ISSUER_PATH = '/authentication/v1';
  * issuer's URL, so that a policy from one IAM cannot decide the token of another.
  */
 function resolvePolicyUrls(issuers: readonly string[], baseUrl: string | undefined, option: unknown): Map<string, string> {
-  const urls = new Map<string, string>();
-  if (typeof option === 'string') {
-    if (issuers.length > 1) checks.fail('with several issuers, "policyUrl" must map each issuer to its URL');
-    urls.set(issuers[0] as string, httpUrl('policyUrl', option));
-    return urls;
-  }
-  if (option !== undefined && (typeof option !== 'object' || option === null || isArray(option))) {
-    checks.fail('"policyUrl" must be a URL or a map from issuer to URL');
-  }
-  const map = (option ?? {}) as Record<string, unknown>;
-  for (const key of Object.keys(map)) {
-    if (!issuers.includes(key)) checks.fail(`"policyUrl" names "${key}", which is not an accepted issuer`);
-  }
-  for (const issuer of issuers) {
-    if (Object.hasOwn(map, issuer)) {
-      urls.set(issuer, httpUrl(`policyUrl["${issuer}"]`, map[issuer]));
-    } else if (baseUrl !== undefined && (issuers.length === 1 || issuer === `${baseUrl}${ISSUER_PATH}`)) {
-      urls.set(issuer, `${baseUrl}/policy/v1/roles`);
-    } else if (issuer.endsWith(ISSUER_PATH) && isHttpUrl(issuer)) {
-      urls.set(issuer, `${issuer.slice(0, -ISSUER_PATH.length)}/policy/v1/roles`);
-    }
-  }
-  return urls;
+  return perIssuerUrls('policyUrl', issuers, option, (issuer) => {
+    if (baseUrl !== undefined && (issuers.length === 1 || issuer === `${baseUrl}${ISSUER_PATH}`)) return `${baseUrl}/policy/v1/roles`;
+    if (issuer.endsWith(ISSUER_PATH) && isHttpUrl(issuer)) return `${issuer.slice(0, -ISSUER_PATH.length)}/policy/v1/roles`;
+    return undefined;
+  });
 }
 
 function isHttpUrl(value: string): boolean {

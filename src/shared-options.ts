@@ -93,3 +93,29 @@ export function stringList(name: string, value: unknown, fallback: readonly stri
   }
   return [...(value as string[])];
 }
+
+/**
+ * issuer → URL for an option that is a URL (a single issuer) or a map from issuer to URL (the
+ * `jwksUri` and `policyUrl` options): a map may name only accepted issuers; an issuer it does not
+ * name gets `fallback(issuer)`, or no URL when that is `undefined`.
+ */
+export function perIssuerUrls(name: string, issuers: readonly string[], option: unknown, fallback: (issuer: string) => string | undefined): Map<string, string> {
+  const urls = new Map<string, string>();
+  if (typeof option === 'string') {
+    if (issuers.length > 1) checks.fail(`with several issuers, "${name}" must map each issuer to its URL`);
+    urls.set(issuers[0] as string, checks.httpUrl(name, option));
+    return urls;
+  }
+  if (option !== undefined && (typeof option !== 'object' || option === null || isArray(option))) {
+    checks.fail(`"${name}" must be a URL or a map from issuer to URL`);
+  }
+  const map = (option ?? {}) as Record<string, unknown>;
+  for (const key of Object.keys(map)) {
+    if (!issuers.includes(key)) checks.fail(`"${name}" names "${key}", which is not an accepted issuer`);
+  }
+  for (const issuer of issuers) {
+    const url = Object.hasOwn(map, issuer) ? checks.httpUrl(`${name}["${issuer}"]`, map[issuer]) : fallback(issuer);
+    if (url !== undefined) urls.set(issuer, url);
+  }
+  return urls;
+}
