@@ -315,10 +315,7 @@ export class PolicyClient {
     if (cache.running()) return cache.start(() => Promise.resolve(RECORDED), urgent);
     if (this.#refusal(callerToken) !== undefined && this.#config.policyToken === undefined) return undefined;
     const mark = cache.attemptMark();
-    const started = cache.start(() => this.#fetch(state, applicationId, callerToken, mark), urgent);
-    // A fetch sent after the hint answers it, whatever it brings.
-    if (started) state.hinted = false;
-    return started;
+    return cache.start(() => this.#fetch(state, applicationId, callerToken, mark), urgent);
   }
 
   /** A hinted revalidation can start now (or one runs): the budget, not the hint, sets the pace. */
@@ -429,6 +426,9 @@ export class PolicyClient {
       // Large policies are compiled in slices, so that other applications' requests are not held up.
       const policy = await compilePolicyYielding(body as RolePolicy);
       state.cache.succeeded({ policy, fetchedAt: config.now() });
+      // The IAM answered after the hint: it is answered, whatever the IAM said. A refused or failed
+      // fetch leaves it standing, so a revoked caller's token cannot make a replica drop a hint.
+      state.hinted = false;
       state.bodyDigest = digest;
       if (previous) {
         this.#publish(state, applicationId, policy.changeId);
@@ -465,6 +465,7 @@ export class PolicyClient {
   /** The API confirmed the cached policy (304, or the same changeId): keep it compiled, fresh again. */
   #confirm(state: AppState, applicationId: string, previous: PolicyEntry, notModified: boolean): void {
     state.cache.succeeded({ policy: previous.policy, fetchedAt: this.#config.now() });
+    state.hinted = false;
     if (policyRevalidated.hasSubscribers) policyRevalidated.publish({ applicationId, changeId: previous.policy.changeId, notModified });
   }
 

@@ -5,7 +5,7 @@
  * is the latest; a channel that is down or broken leaves the TTL behaviour as it was.
  * Real loopback policy API, real signatures; the channel is an in-memory one.
  */
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import type { HintChannel, PolicyHint, PolicyOptions } from '../../src/index.js';
 import { driverCanWrite, examplePolicy } from '../helpers/policy-server.js';
 import { BASE, identityFor, READ, usePolicyApi, WRITE } from '../policy/harness.js';
@@ -80,6 +80,28 @@ describe('policy.hints', () => {
     expect(ctx.server.requests).toHaveLength(2);
     // Received, not re-published: the replica found nothing the fleet did not know.
     expect(hints.published).toHaveLength(0);
+  });
+
+  test('a hint survives a revalidation refused for one caller\'s token: the next caller\'s token revalidates', async () => {
+    const hints = new MemoryHints();
+    const { authz, id } = await replica(hints);
+    const revoked = await identityFor(authz, ctx.app, { sub: 'actor-revoked' });
+    ctx.server.policy = driverCanWrite('c2', ctx.app);
+    // The IAM refuses the revoked caller's token (still validly signed), and only that one.
+    ctx.server.fault = (req, res) => {
+      if (req.headers.authorization !== `Bearer ${revoked.token}`) return false;
+      res.writeHead(401).end();
+      return true;
+    };
+    ctx.clock.advance(P.minRefreshIntervalMs);
+    hints.deliver({ issuer: ISSUER, application: ctx.app, changeId: 'c2' });
+    await authz.authorize(revoked, READ);
+    await vi.waitFor(() => { expect(ctx.server.requests).toHaveLength(2); });
+    await tick();
+    // The hint still stands: the next caller's request revalidates with its own token.
+    await authz.authorize(id, READ);
+    await ctx.events.until('changed');
+    expect(await authz.authorize(id, WRITE)).toMatchObject({ granted: true, changeId: 'c2' });
   });
 
   test('a flood of hints makes at most one fetch per minRefreshIntervalMs', async () => {
