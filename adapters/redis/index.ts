@@ -103,6 +103,9 @@ function toClient(name: string, value: unknown): Client {
         const route = (ch: string, message: unknown): void => {
           if (ch === channel && typeof message === 'string') deliver(message);
         };
+        // Subscribed again after a failure: one route per listener, never a second one.
+        const previous = routes.get(deliver);
+        if (previous) (client.off ?? client.removeListener)?.call(client, 'message', previous);
         routes.set(deliver, route);
         client.on('message', route);
         return client.subscribe(channel);
@@ -118,14 +121,24 @@ function toClient(name: string, value: unknown): Client {
     };
   }
   if (typeof client.isReady === 'boolean') {
-    // node-redis v4 and later: a listener per subscription.
+    // node-redis v4 and later: a listener per subscription, removed alone (the application may
+    // have listeners of its own on the same channel of a shared subscriber).
+    const listeners = new Map<(message: string) => void, (message: unknown) => void>();
     return {
       ready: () => client.isReady === true,
       publish: (channel, message) => client.publish(channel, message),
-      subscribe: (channel, deliver) => client.subscribe(channel, (message: unknown) => {
-        if (typeof message === 'string') deliver(message);
-      }),
-      unsubscribe: (channel) => client.unsubscribe(channel),
+      subscribe(channel, deliver) {
+        const listener = listeners.get(deliver) ?? ((message: unknown): void => {
+          if (typeof message === 'string') deliver(message);
+        });
+        listeners.set(deliver, listener);
+        return client.subscribe(channel, listener);
+      },
+      unsubscribe(channel, deliver) {
+        const listener = listeners.get(deliver);
+        listeners.delete(deliver);
+        return listener ? client.unsubscribe(channel, listener) : Promise.resolve();
+      },
       onError,
       onReady,
     };
@@ -213,7 +226,8 @@ export function redisHints(options: RedisHintsOptions): RedisHintChannel {
 
   return {
     get connected() {
-      return publisher.ready() && subscriber.ready();
+      // A subscription the server refused (an ACL, say) receives nothing: not connected.
+      return publisher.ready() && subscriber.ready() && subscription !== 'failed';
     },
     get stats() {
       return { ...stats };

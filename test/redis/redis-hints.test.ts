@@ -151,6 +151,24 @@ describe.skipIf(redisServerPath === undefined).each(kinds)('redisHints over a re
     expect(other.map((h) => h.changeId)).toStrictEqual(['before']);
   });
 
+  it.runIf(kind.name === 'node-redis')('unsubscribing leaves the application\'s own listener on a shared subscriber alone', async () => {
+    const channel = `hints-${n++}`;
+    const pair = await kind.connect(redis.url);
+    pairs.push(pair);
+    const own: string[] = [];
+    await (pair.subscriber as { subscribe(channel: string, listener: (message: string) => void): Promise<void> }).subscribe(channel, (message) => { own.push(message); });
+    const hints = redisHints({ publisher: pair.publisher, subscriber: pair.subscriber, channel });
+    const seen: PolicyHint[] = [];
+    const unsubscribe = hints.subscribe((h) => { seen.push(h); });
+    await within(5_000, async () => {
+      await hints.publish(hint('probe'));
+      return seen.length > 0;
+    }, 'subscription');
+    unsubscribe();
+    await pair.raw(channel, 'the application\'s own message');
+    await within(5_000, () => own.includes('the application\'s own message'), 'the application\'s listener');
+  });
+
   it('drops malformed, oversized and forged messages without an error, and keeps only the three fields', async () => {
     const channel = `hints-${n++}`;
     const a = await replica(channel);
