@@ -45,8 +45,9 @@ export function koaAuthz(authorizer: Authorizer, options: KoaAuthzOptions = {}):
         // The raw header: an empty one is present (401 even for an optional guard), unlike a missing one.
         state = await guard(ctx.request.headers.authorization, ctx);
       } catch (error) {
-        // Koa answers 404 until someone sets a status or a body: that is "onError sent nothing".
-        const answered = () => ctx.headerSent || ctx.body != null || ctx.status !== 404;
+        // "onError sent nothing": it changed neither the status nor the body that earlier middleware left.
+        const { status, body } = ctx;
+        const answered = () => ctx.headerSent || ctx.body !== body || ctx.status !== status;
         const refusal = await guards.refusal(error, onError && (() => onError(error as IamAuthzError, ctx)), answered);
         if (refusal.action === 'pass') throw refusal.error;
         if (refusal.action === 'answer') {

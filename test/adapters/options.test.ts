@@ -63,6 +63,24 @@ test('express: onError renders the error itself', async () => {
   }
 });
 
+test('koa: an onError that answers nothing after earlier middleware set a status and body still refuses', async () => {
+  const app = new Koa();
+  app.silent = true;
+  const onError = vi.fn(() => { /* logs, forgets to answer */ });
+  app.use(async (ctx, next) => { ctx.status = 200; ctx.body = 'set early'; await next(); });
+  app.use(koaAuthz(authorizer, { onError }).authenticate());
+  app.use((ctx) => { ctx.body = 'secret'; });
+  const s = await serve(app.listen(0, '127.0.0.1'));
+  try {
+    const res = await fetch(`${s.url}/x`);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(onError).toHaveBeenCalledOnce();
+  } finally {
+    await s.close();
+  }
+});
+
 test('koa: onError renders the error itself; rethrowing hands it to Koa with status and headers', async () => {
   const app = new Koa();
   app.silent = true;
