@@ -80,6 +80,7 @@ export class IamGuard implements CanActivate, OnModuleInit {
       throw await exceptionFor(context.getType<string>(), error, answer);
     }
     if (holder && state) holder.iam = state;
+    else if (holder) delete holder.iam; // an anonymous pass clears an earlier message's identity on the socket
     checked.add(context);
     return true;
   }
