@@ -86,6 +86,8 @@ export async function startCountingServer(jwks: CountingServer['jwks'], policy: 
     socket.on('close', () => sockets.delete(socket));
   });
   server.maxConnections = 10_000;
+  // An IAM that keeps idle connections and advertises no timeout (Node's default closes them after 5 s).
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', 4096, resolve));
   Object.assign(state, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
   return state;
