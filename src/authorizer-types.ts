@@ -34,8 +34,11 @@ export interface CacheStatus {
 export interface AuthorizerStatus {
   /** Per accepted issuer: its signing keys (the key ids held, sorted). */
   readonly issuers: Record<string, CacheStatus & { readonly keyIds: string[] }>;
-  /** Per issuer with a policy API, per application (oldest first): the policy held, by its `changeId` (`null` when none). */
-  readonly applications: Record<string, Record<string, CacheStatus & { readonly changeId: string | null }>>;
+  /**
+   * Per issuer with a policy API, per application (oldest first): the policy held, by its `changeId`
+   * (`null` when none), and the inventoried permissions no role of that policy grants (see `inventory()`).
+   */
+  readonly applications: Record<string, Record<string, CacheStatus & { readonly changeId: string | null; readonly ungranted: UngrantedPermission[] }>>;
   /** The `policy.hints` channel: whether it is connected; `null` without a channel. */
   readonly hints: { readonly connected: boolean } | null;
 }

@@ -8,7 +8,7 @@ import { createDecider, type AccessibleQuery, type AuthorizeQuery, type Permissi
 import { AuthorizerClosedError, IamAuthzError, PermissionDeniedError } from './errors.js';
 import { logged } from './lib/logger.js';
 import { refuseNulls } from './lib/option-checks.js';
-import { createInventory, INVENTORY, type Inventory } from './inventory.js';
+import { createInventory, INVENTORY, withUngranted, type Inventory } from './inventory.js';
 import { resolveOptions, type AuthorizerOptions } from './options.js';
 import type { Decision, Identity } from './types.js';
 
@@ -20,7 +20,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   const config = resolveOptions(options);
   const authenticator = createAuthenticator(config.authenticator, config.shared);
   // The authorizer owns the inventory; its guards register into it, its decider shows it each policy.
-  const inventory = createInventory();
+  const inventory = createInventory(undefined, config.shared.log);
   const decider = createDecider(config.decider, config.shared, inventory.policyInForce);
   const { log } = config.shared;
   // With a logger, each entry point logs what it refuses; without one, they are the components' own.
@@ -48,7 +48,10 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     ungranted: inventory.ungranted,
     [INVENTORY]: inventory,
     ready: log ? logged(log, ready) : ready,
-    status: () => ({ issuers: authenticator.status(), ...decider.status() }),
+    status() {
+      const { applications, hints } = decider.status();
+      return { issuers: authenticator.status(), applications: withUngranted(inventory, applications), hints };
+    },
     close() {
       closing ??= (async () => {
         authenticator.close();

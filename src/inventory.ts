@@ -5,6 +5,7 @@
  * permission that no role grants — a guard whose every request would be a correct-looking 403.
  */
 import type { CompiledPolicy } from './engine/compile-policy.js';
+import type { Log } from './lib/logger.js';
 
 /** Where a guard sits, when the framework says so at guard creation: an HTTP route, or a Nest handler. */
 export type InventoryRoute =
@@ -78,7 +79,11 @@ interface AppState {
   readonly warned: Set<string>;
 }
 
-export function createInventory(warn: (message: string) => void = emit): Inventory {
+/**
+ * The registry of one authorizer. `warn` reports each ungranted permission once per application
+ * and `changeId` (a process warning); `log`, when the authorizer has a logger, gets the same line.
+ */
+export function createInventory(warn: (message: string) => void = emit, log?: Log): Inventory {
   const byKey = new Map<string, InventoryEntry>();
   /** service → permissions, every permission of every entry. */
   const pairs = new Map<string, Set<string>>();
@@ -131,7 +136,9 @@ export function createInventory(warn: (message: string) => void = emit): Invento
       const key = `${missing.service}\u0000${missing.permission}`;
       if (state.warned.has(key)) continue;
       state.warned.add(key);
-      warn(describe(app, missing));
+      const message = describe(app, missing);
+      warn(message);
+      log?.warn(`ungranted ${app}`, { event: 'iam-authz.ungranted', application: app, service: missing.service, permission: missing.permission }, message);
     }
   }
 
@@ -182,6 +189,15 @@ function serviceNamesOf(state: AppState): string[] {
 }
 
 /** The warning's text; names are quoted with control and bidi characters escaped. */
+/** Each application's status entry with what its policy in hand leaves ungranted (plain JSON). */
+export function withUngranted<E extends object>(inventory: Inventory, applications: Record<string, Record<string, E>>): Record<string, Record<string, E & { ungranted: UngrantedPermission[] }>> {
+  const out: Record<string, Record<string, E & { ungranted: UngrantedPermission[] }>> = {};
+  for (const [issuer, apps] of Object.entries(applications)) {
+    out[issuer] = Object.fromEntries(Object.entries(apps).map(([app, entry]) => [app, { ...entry, ungranted: (inventory.ungranted(app) ?? []).map((missing) => ({ ...missing })) }]));
+  }
+  return out;
+}
+
 export function describe(app: string, missing: UngrantedPermission): string {
   const { service, permission, serviceGranted, didYouMean } = missing;
   const hint = didYouMean === undefined ? '' : ` (did you mean ${quote(didYouMean)}?)`;

@@ -84,6 +84,22 @@ test('a typo\'d permission: one warning, before the response, naming service, pe
   expect(warnings).toHaveLength(1);
 });
 
+test('the same list is in status() under the application, and at warn on the logger', async () => {
+  const app = uniqueApp();
+  policy.policy = policyOf(app, 'c1');
+  const lines: string[] = [];
+  const logger = { debug: () => undefined, info: () => undefined, warn: (_fields: unknown, message: string) => { lines.push(message); }, error: () => undefined };
+  const authorizer = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: new Clock().now, logger });
+  const { requirePermission } = expressAuthz(authorizer);
+  requirePermission(VEHICLE, 'WRTIE', 'VIN', () => 'WVW1');
+  const token = mint(jwks.url, { app, ars: [{ r: ['OWNER'], c: ['VIN=WVW1'] }] });
+  await authorizer.check(`Bearer ${token}`, { service: VEHICLE, permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } });
+  const entry = Object.values(authorizer.status().applications)[0]?.[app];
+  expect(entry?.ungranted).toEqual([{ service: VEHICLE, permission: 'WRTIE', serviceGranted: true, didYouMean: 'WRITE' }]);
+  expect(lines).toEqual([expect.stringContaining(`'WRTIE'`)]);
+  expect(lines.join('\n')).not.toContain(token);
+});
+
 test('a typo\'d service is named as granting nothing, with the service it may mean', async () => {
   const app = uniqueApp();
   policy.policy = policyOf(app, 'c1');

@@ -71,7 +71,7 @@ describe('authorizer.status()', () => {
     const issuer = `${lb.url}/authentication/v1`;
     expect(status).toStrictEqual<AuthorizerStatus>({
       issuers: { [issuer]: { state: 'fresh', ageMs: 1_500, nextRefreshAt: expect.any(Number) as number, consecutiveFailures: 0, backoffMs: 0, keyIds: [KEY.kid] } },
-      applications: { [issuer]: { 'app-1': { state: 'fresh', ageMs: 1_500, nextRefreshAt: expect.any(Number) as number, consecutiveFailures: 0, backoffMs: 0, changeId: 'c1' } } },
+      applications: { [issuer]: { 'app-1': { state: 'fresh', ageMs: 1_500, nextRefreshAt: expect.any(Number) as number, consecutiveFailures: 0, backoffMs: 0, changeId: 'c1', ungranted: [] } } },
       hints: null,
     });
     const text = strings(status).join('\n');
