@@ -129,6 +129,7 @@ function createKeySets(config: AuthenticatorConfig, shared: SharedRuntime, onKey
     now: shared.now,
     onKeysRemoved,
     ...config.jwks,
+    log: shared.log,
   })]));
 }
 

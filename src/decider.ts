@@ -91,6 +91,7 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
     now,
     ...config.policy,
     issuer,
+    log: shared.log,
   })]));
 
   function clientOf(identity: Caller): PolicyClient {

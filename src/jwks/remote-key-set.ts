@@ -15,6 +15,7 @@ import { backgroundWorkAllowed } from '../lib/transport.js';
 import { Refresher, retryAfterMs, sleep, type RefresherStatus } from '../lib/refresher.js';
 import { changedKids, importJwks, isJwkSetLike, type KeyIndex, type VerificationKey } from './import-jwks.js';
 import type { KeySet } from './key-set.js';
+import { logUpstreamFailure, type Log } from '../lib/logger.js';
 
 export interface RemoteKeySetConfig {
   uri: string;
@@ -30,6 +31,8 @@ export interface RemoteKeySetConfig {
   random?: () => number;
   /** Called with the kids that disappeared or now name another key, so dependent caches can be dropped. */
   onKeysRemoved?: (kids: readonly string[]) => void;
+  /** The authorizer's logger: every failed fetch at `warn` (rate-limited), even while cached keys are served. */
+  log?: Log | undefined;
 }
 
 /** Where one issuer's keys stand (see `Authorizer.status`). */
@@ -156,6 +159,7 @@ export class RemoteKeySet implements KeySet {
       const failure = error instanceof UpstreamError ? error : new UpstreamError('malformed', 'JWKS could not be used', { cause: error });
       this.#keys.failed(failure, retryAfterMs(failure, config.now()));
       if (jwksFailed.hasSubscribers) jwksFailed.publish({ uri: config.uri, reason: failure.reason, misconfigured: failure.misconfigured, error: failure });
+      logUpstreamFailure(config.log, 'JWKS', config.uri, failure);
     }
   }
 

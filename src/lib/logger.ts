@@ -153,3 +153,14 @@ export function listForLog(items: readonly string[], max = 20): string {
   const shown = items.slice(0, max).map((i) => (i.length > 100 ? `${i.slice(0, 100)}…` : i));
   return `[${shown.join(', ')}${items.length > max ? `, … ${items.length - max} more` : ''}]`;
 }
+
+/**
+ * A JWKS or policy fetch that failed, for the operator: at `warn`, a few lines a minute per URL and
+ * kind of failure, also while the cached copy is still served (the 503s come only later). The
+ * message names the URL and the failure (a status, a timeout, a malformed body), never a body.
+ */
+export function logUpstreamFailure(log: Log | undefined, what: string, url: string, failure: { readonly reason: string; readonly misconfigured: boolean; readonly message: string; readonly statusCode?: number | undefined }): void {
+  if (!log) return;
+  const kind = failure.misconfigured ? 'misconfigured' : 'unavailable';
+  log.warn(`${what} ${url} ${failure.reason} ${String(failure.statusCode)}`, { event: 'iam-authz.upstream-failed', what, url, reason: failure.reason, status: failure.statusCode, misconfigured: failure.misconfigured }, `${what} ${url} failed (${kind}): ${failure.message}`);
+}

@@ -47,6 +47,7 @@ import type { RolePolicy } from '../types.js';
 import type { CompiledPolicy } from '../engine/compile-policy.js';
 import type { HintChannel, PolicyHint } from './hints.js';
 import { policyProblemSliced } from './validate-policy.js';
+import { logUpstreamFailure, type Log } from '../lib/logger.js';
 
 /** The characters of an opaque entity tag (RFC 9110 `etagc`), restricted to visible ASCII. */
 export const ETAGC = /^[\x21\x23-\x7e]+$/;
@@ -82,6 +83,8 @@ export interface PolicyClientConfig {
   issuer?: string | undefined;
   /** The `policy.hints` channel, if any. */
   hints?: HintChannel | undefined;
+  /** The authorizer's logger: every failed fetch at `warn` (rate-limited), even while a cached policy is served. */
+  log?: Log | undefined;
 }
 
 /** A compiled policy and when it was last confirmed by the API. Replaced, never mutated. */
@@ -444,6 +447,7 @@ export class PolicyClient {
       // With `policyToken`, a 401/403 refuses the service's own identity: UpstreamError marks it misconfigured.
       state.cache.failed(failure, retryAfterMs(failure, config.now()));
       if (policyFailed.hasSubscribers) policyFailed.publish({ applicationId, reason: failure.reason, misconfigured: failure.misconfigured, error: failure });
+      logUpstreamFailure(config.log, 'policy API', config.url, failure);
       return RECORDED;
     }
   }
@@ -459,6 +463,7 @@ export class PolicyClient {
     const acceptedRecently = this.#acceptedRecently(state);
     if (policyTokenRefused.hasSubscribers) policyTokenRefused.publish({ applicationId, statusCode: status, acceptedRecently });
     if (!acceptedRecently && policyFailed.hasSubscribers) policyFailed.publish({ applicationId, reason: failure.reason, misconfigured: true, error: failure });
+    if (!acceptedRecently) logUpstreamFailure(this.#config.log, 'policy API', this.#config.url, failure);
     return { refused: true, token, status };
   }
 

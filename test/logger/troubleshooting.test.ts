@@ -5,7 +5,7 @@
  * real signatures, and the logged line must name its cause. No line, at any level, holds the token
  * or any of its three parts.
  */
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, test, vi } from 'vitest';
 import { createGuards } from '../../src/adapter/index.js';
 import type { Logger } from '../../src/index.js';
 import { Authorizers, Clock, examplePolicy, KEY2, mint, reachableText, startJwksServer, startLoopback, startPolicyServer, VEHICLE, type Loopback, type PolicyServer } from '../helpers/index.js';
@@ -28,6 +28,9 @@ const authorizers = new Authorizers();
 const tokens: string[] = [];
 const everyLine: Line[] = [];
 const WVW1 = { type: 'VIN', value: 'WVW1' };
+
+/** The warn lines about refused requests (503s); fetch failures have lines of their own. */
+const unavailable = (lines: Line[]): Line[] => lines.filter((l) => l.level === 'warn' && (l.fields as { event?: unknown }).event === 'iam-authz.unavailable');
 
 /** A token of this file, remembered for the final "no token in any line" search. */
 function token(overrides: Record<string, unknown> = {}, key?: Parameters<typeof mint>[3]): string {
@@ -148,7 +151,7 @@ test('503 after a while: a JWKS URL answering 404 is a warn line naming the URL 
     await expect(authz.authenticate(`Bearer ${token()}`)).rejects.toMatchObject({ code: 'ERR_JWKS_UNAVAILABLE' });
     clock.advance(1_000);
   }
-  const warns = lines.filter((l) => l.level === 'warn');
+  const warns = unavailable(lines);
   expect(warns).toHaveLength(3);
   expect(warns[0]?.message).toContain(`${notFound.url}/wrong/jwks.json`);
   expect(warns[0]?.message).toContain('404');
@@ -158,7 +161,7 @@ test('503 after a while: a JWKS URL answering 404 is a warn line naming the URL 
   // A minute on, the next line says how many were left out.
   clock.advance(60_000);
   await expect(authz.authenticate(`Bearer ${token()}`)).rejects.toMatchObject({ code: 'ERR_JWKS_UNAVAILABLE' });
-  const after = lines.filter((l) => l.level === 'warn');
+  const after = unavailable(lines);
   expect(after).toHaveLength(4);
   expect(after[3]?.fields).toMatchObject({ suppressed: 5 });
   expect(after[3]?.message).toMatch(/5 more like it/);
@@ -167,13 +170,13 @@ test('503 after a while: a JWKS URL answering 404 is a warn line naming the URL 
 test('503 after a while: a policy URL answering 404, and ready() against it, are warn lines naming the URL and status', async () => {
   const { authz, lines } = setup({ policyUrl: `${notFound.url}/policy/v1/roles`, policyToken: () => Promise.resolve('service-token') });
   await expect(authz.ready({ applications: ['app-1'] })).rejects.toMatchObject({ code: 'ERR_POLICY_UNAVAILABLE', misconfigured: true });
-  const warns = lines.filter((l) => l.level === 'warn');
+  const warns = unavailable(lines);
   expect(warns).toHaveLength(1);
   expect(warns[0]?.message).toContain(`${notFound.url}/policy/v1/roles`);
   expect(warns[0]?.message).toContain('404');
   const identity = await authz.authenticate(`Bearer ${token()}`);
   await expect(authz.authorize(identity, { service: VEHICLE, permission: 'READ', resource: WVW1 })).rejects.toMatchObject({ code: 'ERR_POLICY_UNAVAILABLE' });
-  expect(lines.filter((l) => l.level === 'warn')).toHaveLength(2);
+  expect(unavailable(lines)).toHaveLength(2);
 });
 
 test('503 after a while: an outage (nothing listening) is a warn line, misconfigured: false', async () => {
@@ -182,10 +185,28 @@ test('503 after a while: an outage (nothing listening) is a warn line, misconfig
   await gone.close();
   const { authz, lines } = setup({ jwksUri: `${url}/jwks.json` });
   await expect(authz.authenticate(`Bearer ${token()}`)).rejects.toMatchObject({ code: 'ERR_JWKS_UNAVAILABLE' });
-  const warns = lines.filter((l) => l.level === 'warn');
+  const warns = unavailable(lines);
   expect(warns).toHaveLength(1);
   expect(warns[0]?.message).toMatch(/^ERR_JWKS_UNAVAILABLE \(unavailable\): /);
   expect(warns[0]?.fields).toMatchObject({ misconfigured: false });
+});
+
+test('503 after a while: an outage while the cached policy is still served is a warn line before any 503', async () => {
+  const flaky = await startPolicyServer(examplePolicy('c1', 'app-1'));
+  const { authz, lines, clock } = setup({ policyUrl: flaky.url, policy: { ttlMs: 1_000, maxStaleMs: 60_000, minRefreshIntervalMs: 1_000 } });
+  const identity = await authz.authenticate(`Bearer ${token()}`);
+  expect((await authz.authorize(identity, { service: VEHICLE, permission: 'READ', resource: WVW1 })).granted).toBe(true);
+  flaky.fault = (_req, res) => { res.writeHead(503).end(); return true; };
+  clock.advance(2_000);
+  // Stale: still served, and the background revalidation fails.
+  expect((await authz.authorize(identity, { service: VEHICLE, permission: 'READ', resource: WVW1 })).granted).toBe(true);
+  await vi.waitFor(() => { expect(lines.some((l) => (l.fields as { event?: unknown }).event === 'iam-authz.upstream-failed')).toBe(true); });
+  const failed = lines.filter((l) => (l.fields as { event?: unknown }).event === 'iam-authz.upstream-failed');
+  expect(failed[0]?.level).toBe('warn');
+  expect(failed[0]?.message).toContain(flaky.url);
+  expect(failed[0]?.message).toContain('503');
+  expect(unavailable(lines)).toHaveLength(0);
+  await flaky.close();
 });
 
 test('a grant logs nothing; without a logger nothing is logged', async () => {
