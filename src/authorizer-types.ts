@@ -19,6 +19,11 @@ export interface ReadyOptions {
  * no failure), `failing` (the last fetch failed; a copy may still be served until `ttlMs + maxStaleMs`).
  */
 export interface CacheStatus {
+  /**
+   * `fresh`: within its TTL; `stale`: past it, served while a refresh is due; `failing`: served
+   * while fetches fail, within `maxStaleMs`; `cold`: nothing usable (never fetched, or past
+   * `ttlMs + maxStaleMs`).
+   */
   readonly state: 'fresh' | 'stale' | 'failing' | 'cold';
   /** Age (ms) of the copy held, by the `now` option's clock; `null` when none. */
   readonly ageMs: number | null;
@@ -33,24 +38,41 @@ export interface CacheStatus {
 /** What {@link Authorizer.status} returns: plain JSON, no token, no key, no policy body. */
 export interface AuthorizerStatus {
   /** Per accepted issuer: its signing keys (the key ids held, sorted). */
-  readonly issuers: Record<string, CacheStatus & { readonly keyIds: string[] }>;
+  readonly issuers: Record<string, CacheStatus & {
+    /** The key ids held, sorted. */
+    readonly keyIds: string[];
+  }>;
   /**
    * Per issuer with a policy API, per application (oldest first): the policy held, by its `changeId`
    * (`null` when none), and the inventoried permissions no role of that policy grants (see `inventory()`).
    */
-  readonly applications: Record<string, Record<string, CacheStatus & { readonly changeId: string | null; readonly ungranted: UngrantedPermission[] }>>;
+  readonly applications: Record<string, Record<string, CacheStatus & {
+    /** The `changeId` of the policy held; `null` when none. */
+    readonly changeId: string | null;
+    /** Inventoried permissions no role of the policy held grants. */
+    readonly ungranted: UngrantedPermission[];
+  }>>;
   /** The `policy.hints` channel: whether it is connected; `null` without a channel. */
-  readonly hints: { readonly connected: boolean } | null;
+  readonly hints: {
+    /** Every issuer's policy client receives hints now. */
+    readonly connected: boolean;
+  } | null;
 }
 
 /** What {@link Authorizer.ready} resolves with: per accepted issuer, whether its keys (and asked policies) were had. */
 export interface ReadyReport {
-  readonly issuers: Record<string, { readonly ready: true } | {
+  /** Per accepted issuer: ready, or why not. */
+  readonly issuers: Record<string, {
+    /** The issuer's keys (and the policies asked for) are in hand. */
+    readonly ready: true;
+  } | {
+    /** The issuer's keys or a policy asked for could not be had. */
     readonly ready: false;
     /** The error's code, e.g. `ERR_JWKS_UNAVAILABLE`. */
     readonly code: string;
     /** True when waiting will not help (a wrong URL, refused credentials). */
     readonly misconfigured: boolean;
+    /** What failed, naming the URL and status; never a token or an upstream body. */
     readonly message: string;
   }>;
 }

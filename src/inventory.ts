@@ -9,8 +9,18 @@ import type { Log } from './lib/logger.js';
 
 /** Where a guard sits, when the framework says so at guard creation: an HTTP route, or a Nest handler. */
 export type InventoryRoute =
-  | { readonly method: string; readonly path: string }
-  | { readonly controller: string; readonly handler: string };
+  | {
+    /** HTTP method, e.g. `GET`. */
+    readonly method: string;
+    /** Route path as the framework declares it, e.g. `/vehicles/:vin`. */
+    readonly path: string;
+  }
+  | {
+    /** NestJS controller (or resolver, gateway) class name. */
+    readonly controller: string;
+    /** Its handler method's name. */
+    readonly handler: string;
+  };
 
 /** One thing the service asks for; plain JSON. */
 export interface InventoryEntry {
@@ -32,7 +42,9 @@ export interface InventoryEntry {
 
 /** An inventoried (or asked) permission that no role of an application's policy grants. */
 export interface UngrantedPermission {
+  /** The service key a guard asks for. */
   readonly service: string;
+  /** The permission key no role grants in it. */
   readonly permission: string;
   /** `false` when no role grants anything at all in `service` (often a mistyped service key). */
   readonly serviceGranted: boolean;

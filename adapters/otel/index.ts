@@ -147,6 +147,7 @@ function decisionAttributes(context: TraceContext): Attributes {
 
 /** What {@link instrumentAuthorizer} reads: anything with the authorizer's `status()`. */
 export interface StatusSource {
+  /** The authorizer's {@link AuthorizerStatus}, read at each collection. */
   status(): AuthorizerStatus;
 }
 

@@ -16,13 +16,17 @@ import { warnOnce } from './warn-once.js';
 export interface Logger {
   /** Called as `debug(fields, message)`; see the `logger` option. */
   debug(fields: LogFields, message: string): unknown;
+  /** Called as `info(fields, message)`; the library logs nothing at this level today. */
   info(fields: LogFields, message: string): unknown;
+  /** Called as `warn(fields, message)`: failed fetches, outages and misconfigurations, rate-limited. */
   warn(fields: LogFields, message: string): unknown;
+  /** Called as `error(fields, message)`; the library logs nothing at this level today. */
   error(fields: LogFields, message: string): unknown;
 }
 
 /** The structured part of a line: `event` names what happened; never a token or an upstream body. */
 export interface LogFields {
+  /** What happened, e.g. `iam-authz.refused`, `iam-authz.upstream-failed`. */
   readonly event: string;
   readonly [field: string]: unknown;
 }
