@@ -12,18 +12,12 @@ import { createFetchGuards } from 'iam-authz/fetch';
 import { honoAuthz } from 'iam-authz/hono';
 import { startDevIam } from 'iam-authz-dev';
 import { Hono } from 'hono';
+import { reporter } from './report.mjs';
 
 /** @type {any} */
 const host = globalThis;
 const runtime = host.Bun ? `bun ${host.Bun.version}` : host.Deno ? `deno ${host.Deno.version.deno}` : `node ${process.version}`;
-let passed = 0;
-let failed = 0;
-/** @param {string} name @param {boolean} ok @param {string} [detail] */
-function check(name, ok, detail = '') {
-  if (ok) passed++;
-  else failed++;
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${ok ? '' : `: ${detail}`}`);
-}
+const { check, done } = reporter();
 /** @param {string} name @param {() => Promise<void>} fn */
 async function attempt(name, fn) {
   try {
@@ -140,5 +134,4 @@ await attempt('close', async () => {
   check('close: the authorizers and the development IAM close without an error', true);
 });
 
-console.log(`${passed} passed, ${failed} failed`);
-if (failed > 0) process.exitCode = 1;
+if (!done()) process.exitCode = 1;

@@ -1,6 +1,6 @@
 // eslint-disable-next-line @typescript-eslint/ban-ts-comment -- as smoke.mjs: run as is by Node 24, not compiled
 // @ts-nocheck -- a plain Node 24 script (wrangler and miniflare need Node >= 22); .ci/workers runs it.
-/* global process, console, setTimeout, clearTimeout, Headers, Buffer, fetch */
+/* global process, setTimeout, clearTimeout, Headers, Buffer, fetch */
 /**
  * The Cloudflare Workers suite: worker.mjs, bundled by wrangler (its default conditions pick the
  * package's files through the exports map) and run in workerd by miniflare, answers the scenario
@@ -21,6 +21,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { reporter } from '../report.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '../../..');
@@ -30,13 +31,7 @@ const { startDevIam } = await import('iam-authz-dev');
 const toolRequire = createRequire(join(tools, 'node_modules/'));
 const { Miniflare } = await import(pathToFileURL(toolRequire.resolve('miniflare')).href);
 
-let passed = 0;
-let failed = 0;
-function check(name, ok, detail = '') {
-  if (ok) passed++;
-  else failed++;
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${ok ? '' : `: ${detail}`}`);
-}
+const { check, done } = reporter();
 
 // ---- The IAM and the fault server, on loopback.
 const roles = (driver) => [
@@ -120,8 +115,7 @@ try {
   await iam.close();
   rmSync(work, { recursive: true, force: true });
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed > 0 || passed === 0 ? 1 : 0);
+process.exit(done() ? 0 : 1);
 
 // ---- The scenario table.
 async function call(path, token) {
