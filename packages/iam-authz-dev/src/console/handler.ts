@@ -261,13 +261,19 @@ export function createConsole(host: ConsoleHost, options: ConsoleOptions = {}): 
     return json(200, { token, header: decodePart(header), claims: decodePart(payload) });
   }
 
-  async function explain(req: ConsoleRequest): Promise<ConsoleResponse> {
+  /** The body of a decision query: a JSON object whose token, service and permission are non-empty strings. */
+  async function queryBody(req: ConsoleRequest): Promise<{ input: Record<string, unknown> } | ConsoleResponse> {
     const body = await jsonBody(req);
     if (!('value' in body)) return body;
     const input = record(body.value);
     if (!input) return problem(400, 'body must be a JSON object', { field: '$' });
-    const bad = stringFields(input, ['token', 'service', 'permission']);
-    if (bad !== undefined) return bad;
+    return stringFields(input, ['token', 'service', 'permission']) ?? { input };
+  }
+
+  async function explain(req: ConsoleRequest): Promise<ConsoleResponse> {
+    const query = await queryBody(req);
+    if (!('input' in query)) return query;
+    const { input } = query;
     const resource = record(input.resource);
     const type = resource?.type;
     const value = resource?.value;
@@ -281,12 +287,9 @@ export function createConsole(host: ConsoleHost, options: ConsoleOptions = {}): 
   }
 
   async function accessible(req: ConsoleRequest): Promise<ConsoleResponse> {
-    const body = await jsonBody(req);
-    if (!('value' in body)) return body;
-    const input = record(body.value);
-    if (!input) return problem(400, 'body must be a JSON object', { field: '$' });
-    const bad = stringFields(input, ['token', 'service', 'permission']);
-    if (bad !== undefined) return bad;
+    const query = await queryBody(req);
+    if (!('input' in query)) return query;
+    const { input } = query;
     const { type } = input;
     if (type !== undefined && (typeof type !== 'string' || type.length === 0 || type.includes('='))) {
       return problem(400, '"type" must be a non-empty reference type without "=" (omit it for node ids)', { field: 'type' });
