@@ -18,7 +18,7 @@ import { koaAuthz } from '../../adapters/koa/index.js';
 import { fastifyAuthz } from '../../adapters/fastify/index.js';
 import { honoAuthz } from '../../adapters/hono/index.js';
 import { createFetchGuards } from '../../adapters/fetch/index.js';
-import { json, mint, NOW_MS, startJwksServer, startLoopback, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { mint, startUpstreams, type Loopback, type PolicyServer, type Upstreams } from '../helpers/index.js';
 
 type Mode = 'default' | 'onError' | 'silentOnError' | 'passErrors';
 type Kind = 'express' | 'koa' | 'fastify' | 'hono' | 'fetch';
@@ -26,6 +26,7 @@ const MODES: readonly Mode[] = ['default', 'onError', 'silentOnError', 'passErro
 const KINDS: readonly Kind[] = ['express', 'koa', 'fastify', 'hono', 'fetch'];
 const OPTIONS = { realm: 'fleet', retryAfterSec: 7 } as const;
 
+let upstreams: Upstreams;
 let jwks: Loopback;
 let policy: PolicyServer;
 let down: Loopback;
@@ -34,10 +35,9 @@ let policyDown: Authorizer;
 let alice: string;
 
 beforeAll(async () => {
-  jwks = await startJwksServer();
-  policy = await startPolicyServer();
-  down = await startLoopback((_req, res) => { json(res, 500, { error: 'down' }); });
-  const base = { baseUrl: jwks.url, now: () => NOW_MS, jwks: { minRefreshIntervalMs: 0 }, policy: { minRefreshIntervalMs: 0 } };
+  upstreams = await startUpstreams();
+  ({ jwks, policy, down } = upstreams);
+  const { base } = upstreams;
   ok = createAuthorizer({ ...base, policyUrl: policy.url });
   policyDown = createAuthorizer({ ...base, policyUrl: down.url });
   alice = mint(jwks.url, { sub: 'actor-alice', ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }] });
@@ -45,7 +45,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([ok.close(), policyDown.close()]);
-  await Promise.all([jwks.close(), policy.close(), down.close()]);
+  await upstreams.close();
 });
 
 interface App { url: string; handled: number[]; close(): Promise<void> }

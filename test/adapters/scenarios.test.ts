@@ -4,9 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
-import { json, KEY2, mint, NOW_MS, startJwksServer, startLoopback, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { KEY2, mint, NOW_MS, startUpstreams, type Loopback, type PolicyServer, type Upstreams } from '../helpers/index.js';
 import { FRAMEWORKS, startApp, type RunningApp } from './apps.js';
 
+let upstreams: Upstreams;
 let jwks: Loopback;
 let policy: PolicyServer;
 let down: Loopback;
@@ -16,10 +17,9 @@ let jwksDown: Authorizer;
 let tokens: Record<'alice' | 'bob' | 'expired' | 'wrongIssuer' | 'foreignKey', string>;
 
 beforeAll(async () => {
-  jwks = await startJwksServer();
-  policy = await startPolicyServer();
-  down = await startLoopback((_req, res) => { json(res, 500, { error: 'down' }); });
-  const base = { baseUrl: jwks.url, now: () => NOW_MS, jwks: { minRefreshIntervalMs: 0 }, policy: { minRefreshIntervalMs: 0 } };
+  upstreams = await startUpstreams();
+  ({ jwks, policy, down } = upstreams);
+  const { base } = upstreams;
   ok = createAuthorizer({ ...base, policyUrl: policy.url });
   policyDown = createAuthorizer({ ...base, policyUrl: down.url });
   jwksDown = createAuthorizer({ ...base, jwksUri: down.url, issuer: `${jwks.url}/authentication/v1`, policyUrl: policy.url });
@@ -34,7 +34,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([ok.close(), policyDown.close(), jwksDown.close()]);
-  await Promise.all([jwks.close(), policy.close(), down.close()]);
+  await upstreams.close();
 });
 
 interface Scenario {

@@ -20,3 +20,4 @@ export * from './leaks.js';
 export * from './loopback.js';
 export * from './policy-server.js';
 export * from './tokens.js';
+export * from './upstreams.js';
