@@ -1,0 +1,77 @@
+/* global crypto, performance, console, process, Buffer -- a plain script for Node, Bun and Deno alike (see eslint.config.js, test/runtimes) */
+/**
+ * RS256 verifications per second on the runtime that runs this file (Node.js, Bun, Deno), through
+ * the public API of the built package (iam-authz, imported by name) and, in the same run, the raw
+ * ceilings: one `crypto.verify` (node:crypto, the path the library takes for RS* on every runtime)
+ * and one `crypto.subtle.verify` (WebCrypto, the path it takes for PS* on workerd only).
+ *
+ *   npm run bench:runtimes          # node, then bun and deno from $IAM_AUTHZ_CI_CACHE (.ci/lib.sh)
+ *   node bench/runtimes/verify.mjs  # or: bun … / deno run -A …
+ *
+ * Plain JavaScript, so every runtime runs it as it is (the TypeScript harness in bench/lib needs a
+ * loader on Node). One token (RS256, RSA 2048, the claims of bench/lib/fixture.ts), a static JWKS
+ * (`localJwks`, no network), `tokenCache: false`: every call parses and RSA-verifies. Calls are
+ * awaited one by one; the cases' batches are interleaved so load from elsewhere hits them alike.
+ * Prints numbers, never fails on them. BENCH_BATCHES (default 8) × BENCH_BATCH_MS (default 200).
+ */
+import { createPublicKey, verify } from 'node:crypto';
+import { availableParallelism, loadavg } from 'node:os';
+import { createAuthorizer } from 'iam-authz';
+import { generateSigningKey, signJwt } from 'iam-authz-dev';
+
+/** @type {any} */
+const host = globalThis;
+const runtime = host.Bun ? `bun ${host.Bun.version}` : host.Deno ? `deno ${host.Deno.version.deno}` : `node ${process.version}`;
+const BATCHES = Number(process.env.BENCH_BATCHES ?? 8);
+const BATCH_MS = Number(process.env.BENCH_BATCH_MS ?? 200);
+
+const BASE_URL = 'https://iam.example.com';
+const key = generateSigningKey({ kid: 'bench-key-1' });
+const nowSec = Math.floor(Date.now() / 1000);
+const token = signJwt({
+  jti: 'jti-bench', iss: `${BASE_URL}/authentication/v1`, sub: 'actor-alice', aud: 'tenant-1', tid: 'tenant-1',
+  exp: nowSec + 24 * 3600, iat: nowSec, acc: 'acc-1', app: 'app-1', ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }],
+}, key, { cty: 't1' });
+const lastDot = token.lastIndexOf('.');
+const signingInput = Buffer.from(token.slice(0, lastDot), 'latin1');
+const signature = Buffer.from(token.slice(lastDot + 1), 'base64url');
+const publicKey = createPublicKey({ key: /** @type {any} */ (key.jwk), format: 'jwk' });
+const webKey = await crypto.subtle.importKey('jwk', /** @type {any} */ (key.jwk), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['verify']);
+const authorizer = createAuthorizer({ baseUrl: BASE_URL, localJwks: /** @type {any} */ ({ keys: [key.jwk] }), tokenCache: false });
+const authorization = `Bearer ${token}`;
+
+/** @type {{ name: string, fn: () => unknown, rates: number[] }[]} */
+const cases = [
+  { name: 'authenticate, uncached (public API; RS256 through node:crypto)', fn: () => authorizer.authenticate(authorization), rates: [] },
+  { name: 'raw node:crypto verify RS256 (ceiling)', fn: () => verify('sha256', signingInput, publicKey, signature), rates: [] },
+  { name: 'raw WebCrypto subtle.verify RS256', fn: () => crypto.subtle.verify('RSASSA-PKCS1-v1_5', webKey, signature, signingInput), rates: [] },
+];
+for (const c of cases) {
+  // Each case must verify before it is timed: a rate of failures would be meaningless.
+  const ok = await c.fn();
+  if (!(ok === true || /** @type {any} */ (ok)?.claims?.sub === 'actor-alice')) throw new Error(`${c.name}: the token did not verify`);
+}
+
+/** Calls `fn` (awaited one by one) for `ms`; returns calls per second. @param {() => unknown} fn @param {number} ms */
+async function rate(fn, ms) {
+  let calls = 0;
+  const start = performance.now();
+  let elapsed = 0;
+  while (elapsed < ms) {
+    for (let i = 0; i < 16; i++) await fn();
+    calls += 16;
+    elapsed = performance.now() - start;
+  }
+  return (calls * 1000) / elapsed;
+}
+const median = (/** @type {number[]} */ xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] ?? 0 : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2; };
+
+console.log(`${runtime}, ${availableParallelism()} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${BATCHES} interleaved batches of ${BATCH_MS} ms after a warm-up`);
+for (const c of cases) await rate(c.fn, 300);
+for (let b = 0; b < BATCHES; b++) for (const c of cases) c.rates.push(await rate(c.fn, BATCH_MS));
+const [api, nodeRaw, webRaw] = cases.map((c) => median(c.rates));
+for (const c of cases) {
+  console.log(`  ${c.name.padEnd(66)} ${Math.round(median(c.rates)).toLocaleString('en-US').padStart(8)} verifications/s  (batches ${Math.round(Math.min(...c.rates))}–${Math.round(Math.max(...c.rates))})`);
+}
+console.log(`  authenticate / raw node:crypto ${((api ?? 0) / (nodeRaw ?? 1)).toFixed(2)}×; raw WebCrypto / raw node:crypto ${((webRaw ?? 0) / (nodeRaw ?? 1)).toFixed(2)}×`);
+await authorizer.close();
