@@ -29,8 +29,8 @@ export interface DecisionEvent {
   readonly application: string;
   /** The token's tenant (`aud`). */
   readonly tenant: string | undefined;
-  /** The token's `sub` (the actor). */
-  readonly subject: string;
+  /** The actor: the token's `sub`. */
+  readonly actor: string;
   /** The token's `jti`. */
   readonly jti: string | undefined;
   /** `true` for a denial in `report` mode: logged, and the request went on. */
@@ -65,7 +65,7 @@ export function createDecisionLog(onDecision: ((event: DecisionEvent) => void | 
       changeId: decision.changeId,
       application: claims.app,
       tenant: claims.aud,
-      subject: claims.sub,
+      actor: claims.sub,
       jti: claims.jti,
       shadow: !decision.granted && query.mode === 'report',
     };

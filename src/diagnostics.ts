@@ -40,7 +40,7 @@ export const channels = {
   /**
    * A `DecisionEvent` for every grant (sampled by `decisionSampleRate`) and denial of `authorize`,
    * `authorizeMany` and the guards: time, service, permission, reference, granted, reason, roles,
-   * changeId, application, tenant, subject, jti, shadow. Never carries the token.
+   * changeId, application, tenant, actor, jti, shadow. Never carries the token.
    */
   decision: 'iam-authz:decision',
   /** `{ service, permission, reference, reason, roles, changeId, sub, app }` for every denial. */

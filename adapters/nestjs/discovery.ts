@@ -1,7 +1,7 @@
 /**
  * Finds, in a running Nest application, the handlers the decorators protect (controllers, GraphQL
- * resolvers, gateways), so that a wiring the guard cannot reach stops the start-up with an error
- * naming them instead of serving them unchecked.
+ * resolvers, gateways): the module makes their guards before any request, and a wiring the guard
+ * cannot reach stops the start-up with an error naming them instead of serving them unchecked.
  */
 import { MetadataScanner, Reflector, type ModulesContainer } from '@nestjs/core';
 import type { IamRequirement } from './requirements.js';
@@ -17,6 +17,8 @@ export interface ProtectedHandler {
   readonly method: string;
   /** The method itself, where frameworks keep their own metadata. */
   readonly handler: object;
+  /** What the decorators recorded (the handler's, else its class's). */
+  readonly requirement: IamRequirement;
 }
 
 const reflector = new Reflector();
@@ -26,9 +28,6 @@ const scanner = new MetadataScanner();
 export function requirementOf(type: object, handler: object): IamRequirement | undefined {
   return reflector.getAllAndOverride<IamRequirement | undefined>(IAM_REQUIREMENT, [handler as never, type as never]);
 }
-
-/** Metadata a decorator set on a class or method. */
-const meta = (key: string, target: object): unknown => reflector.get<unknown>(key, target as never);
 
 /** Every method, in every module's controllers and providers, that a decorator protects. */
 export function protectedHandlers(modules: ModulesContainer): ProtectedHandler[] {
@@ -46,7 +45,7 @@ export function protectedHandlers(modules: ModulesContainer): ProtectedHandler[]
         const handler = (prototype as Record<string, unknown>)[method];
         if (typeof handler !== 'function') continue;
         const requirement = requirementOf(type, handler);
-        if (requirement !== undefined && requirement.kind !== 'public') found.push({ name: `${type.name}.${method}`, type, method, handler });
+        if (requirement !== undefined && requirement.kind !== 'public') found.push({ name: `${type.name}.${method}`, type, method, handler, requirement });
       }
     }
   }
@@ -59,37 +58,12 @@ export function listNames(names: readonly string[], max = 5): string {
   return names.length > max ? `${shown} and ${names.length - max} more` : shown;
 }
 
-// @nestjs/graphql's metadata keys and option token (graphql.constants.ts), read without importing
-// it: applications without GraphQL need not install it.
-const RESOLVER_TYPE = 'graphql:resolver_type';
-const RESOLVER_NAME = 'graphql:resolver_name';
-const RESOLVE_PROPERTY = 'graphql:resolve_property';
-const RESOLVE_REFERENCE = 'graphql:resolve_reference';
-const GRAPHQL_MODULE_OPTIONS = 'GqlModuleOptions';
-const ROOT_TYPES = new Set(['Query', 'Mutation', 'Subscription']);
-
 /**
- * The protected GraphQL field resolvers (`@ResolveField`, `@ResolveReference`) that Nest will call
- * without guards: Nest applies guards to a field resolver only when the GraphQL module's options
- * say `fieldResolverEnhancers: ['guards']` (resolvers-explorer.service.ts).
+ * Without `IamAuthzModule` nothing can check a request: the start-up error `IamGuard` throws,
+ * naming what the decorators (or `@UseGuards(IamGuard)`) meant to protect.
  */
-export function unguardedFieldResolvers(modules: ModulesContainer): string[] {
-  const options: { fieldResolverEnhancers?: unknown }[] = [];
-  for (const module of modules.values()) {
-    const value: unknown = module.providers.get(GRAPHQL_MODULE_OPTIONS)?.instance;
-    if (typeof value === 'object' && value !== null) options.push(value);
-  }
-  // No GraphQL module: no resolver is served.
-  if (options.length === 0) return [];
-  const guarded = options.every((o) => Array.isArray(o.fieldResolverEnhancers) && (o.fieldResolverEnhancers as unknown[]).includes('guards'));
-  if (guarded) return [];
-  const names: string[] = [];
-  for (const { type, method, handler, name } of protectedHandlers(modules)) {
-    const resolverType = meta(RESOLVER_TYPE, handler) ?? meta(RESOLVER_TYPE, type);
-    if (resolverType === undefined || (typeof resolverType === 'string' && ROOT_TYPES.has(resolverType))) continue;
-    if (meta(RESOLVE_PROPERTY, handler) !== true && meta(RESOLVE_REFERENCE, handler) !== true) continue;
-    const field = meta(RESOLVER_NAME, handler);
-    names.push(`${name} (field "${typeof field === 'string' ? field : method}")`);
-  }
-  return names;
+export function moduleMissingError(modules: ModulesContainer): Error {
+  const names = protectedHandlers(modules).map((h) => h.name);
+  return new Error(`IamGuard: IamAuthzModule is not imported, so nothing checks ${names.length > 0 ? listNames(names) : 'the handlers guarded by IamGuard'}; `
+    + 'import IamAuthzModule.forRoot(options) or IamAuthzModule.forRootAsync(options) in the application module');
 }

@@ -6,5 +6,6 @@
 export { IamAuthzModule, IAM_AUTHORIZER, type IamAuthzModuleOptions, type IamAuthzAsyncOptions, type NestAuthzOptions } from './module.js';
 export { IamGuard } from './guard.js';
 export { IamHttpException, IamExceptionFilter } from './exception.js';
-export { Iam } from './locate.js';
-export { RequirePermission, RequireAnyPermission, Authenticated, Public, IAM_REQUIREMENT, type IamRequestView, type IamRequirement, type NestResourceResolver } from './requirements.js';
+export { Iam, type IamRequestView } from './locate.js';
+export { IAM_REQUIREMENT } from './discovery.js';
+export { RequirePermission, RequireAnyPermission, Authenticated, Public, type IamRequirement, type NestResourceResolver } from './requirements.js';

@@ -1,12 +1,10 @@
 /**
- * `IamAuthzModule`'s options: their types, their checks, and what the module builds from them
- * (the authorizer, unless one is given, and the kit's guards).
+ * `IamAuthzModule`'s options: their types, and the checks of what `forRoot` and `forRootAsync`
+ * take around them (the module's options proper are checked where they are built from, `core.ts`).
  */
 import type { FactoryProvider, ModuleMetadata } from '@nestjs/common';
-import { createAuthorizer, type Authorizer, type AuthorizerOptions } from '../../src/index.js';
-import { createGuards, type GuardOptions } from '../../src/adapter/index.js';
-import type { IamAuthzCore } from './guard.js';
-import type { IamRequestView } from './locate.js';
+import type { Authorizer, AuthorizerOptions } from '../../src/index.js';
+import { refuseNulls, type GuardOptions } from '../../src/adapter/index.js';
 
 /**
  * The adapter's own options (the response options every adapter shares). No `passErrors`: Nest
@@ -39,37 +37,13 @@ export interface IamAuthzAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
 
 const ASYNC_OPTIONS = ['imports', 'useFactory', 'inject', 'globalGuard'];
 
-export interface Built extends IamAuthzCore {
-  readonly authorizer: Authorizer;
-  /** Created here, so closed here. */
-  readonly owned: boolean;
-}
-
-/** Only `undefined` means "default": a `null` is a mistake worth naming. */
-export function refuseNull(where: string, options: object, keys: readonly string[]): void {
-  for (const key of keys) if ((options as Record<string, unknown>)[key] === null) throw new TypeError(`${where}: "${key}" must not be null (leave it out, or pass undefined, for the default)`);
-}
-
-export function build(options: IamAuthzModuleOptions): Built {
+/** `forRoot`'s options, split: `globalGuard` (checked, with its default) and the module's options (checked when built). */
+export function checkRootOptions(options: IamAuthzModuleOptions & { globalGuard?: boolean }): { globalGuard: boolean; rest: IamAuthzModuleOptions } {
   if (typeof (options as unknown) !== 'object' || (options as unknown) === null) throw new TypeError('IamAuthzModule: options must be an object');
-  refuseNull('IamAuthzModule', options, ['realm', 'exposeDecision', 'retryAfterSec', 'mode', 'authorizer', 'globalGuard']);
-  if ('passErrors' in options) throw new TypeError('IamAuthzModule: "passErrors" is not supported: refusals reach your exception filters as IamHttpException already');
-  const { realm, exposeDecision, retryAfterSec, mode, authorizer: given, ...rest } = options as NestAuthzOptions & { authorizer?: Authorizer } & Record<string, unknown>;
-  const guardOptions: GuardOptions = {};
-  // `mode` is the module's default for its routes (a route's own { mode } wins), as an adapter's is.
-  if (mode !== undefined) guardOptions.mode = mode;
-  if (realm !== undefined) guardOptions.realm = realm;
-  if (exposeDecision !== undefined) guardOptions.exposeDecision = exposeDecision;
-  if (retryAfterSec !== undefined) guardOptions.retryAfterSec = retryAfterSec;
-  const extra = Object.keys(rest)[0];
-  if (given !== undefined && extra !== undefined) throw new TypeError(`IamAuthzModule: "${extra}" cannot be given with "authorizer"`);
-  const authorizer = given ?? createAuthorizer(rest);
-  try {
-    return { authorizer, owned: given === undefined, guards: createGuards<IamRequestView>(authorizer, guardOptions), cache: new WeakMap() };
-  } catch (error) {
-    if (given === undefined) void authorizer.close();
-    throw error;
-  }
+  refuseNulls('IamAuthzModule', options, ['globalGuard']);
+  const { globalGuard = true, ...rest } = options;
+  if (typeof globalGuard !== 'boolean') throw new TypeError('IamAuthzModule: "globalGuard" must be a boolean');
+  return { globalGuard, rest };
 }
 
 /** `forRootAsync`'s options, checked (`TypeError` naming the option), with their defaults. */
@@ -78,7 +52,7 @@ export function checkAsyncOptions(options: IamAuthzAsyncOptions): { [K in keyof 
     for (const key of Object.keys(options)) {
       if (!ASYNC_OPTIONS.includes(key)) throw new TypeError(`IamAuthzModule.forRootAsync: unknown option "${key}"`);
     }
-    refuseNull('IamAuthzModule.forRootAsync', options, ASYNC_OPTIONS);
+    refuseNulls('IamAuthzModule.forRootAsync', options, ASYNC_OPTIONS);
     const { globalGuard = true, useFactory, inject = [], imports = [] } = options;
     if (typeof useFactory !== 'function') throw new TypeError('IamAuthzModule.forRootAsync: "useFactory" must be a function');
     if (!Array.isArray(inject)) throw new TypeError('IamAuthzModule.forRootAsync: "inject" must be an array');

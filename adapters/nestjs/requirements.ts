@@ -3,32 +3,21 @@
  * arguments are checked by the adapter kit's one parser, when the decorator is applied.
  */
 import { SetMetadata, UseGuards, type CustomDecorator } from '@nestjs/common';
-import { parsePermissionArgs, type PermissionArgs, type ResourceResolver, type RouteOptions } from '../../src/adapter/index.js';
+import { parseAuthenticateOptions, parsePermissionArgs, type Requirement, type ResourceResolver, type RouteOptions } from '../../src/adapter/index.js';
 import { IAM_REQUIREMENT } from './discovery.js';
 import { IamGuard } from './guard.js';
 import type { IamRequestView } from './locate.js';
 
-export { IAM_REQUIREMENT, type IamRequestView };
-
 /** A resolver over {@link IamRequestView}. */
 export type NestResourceResolver = ResourceResolver<IamRequestView>;
 
-/** What a handler or controller requires; the guard builds (and caches) one core guard per requirement. */
-export type IamRequirement =
-  | {
-    /** `@Public()`: no token needed. */
-    readonly kind: 'public';
-  }
-  | {
-    /** `@Authenticated()`: a valid token, no permission. */
-    readonly kind: 'authenticated';
-    /** `@Authenticated({ optional: true })`: a request without `Authorization` passes anonymously. */
-    readonly optional?: boolean;
-  }
-  | (PermissionArgs<IamRequestView> & {
-    /** `@RequirePermission` or `@RequireAnyPermission`: the arguments as `parsePermissionArgs` checked them. */
-    readonly kind: 'permission';
-  });
+/**
+ * What a handler or controller requires: `@Public()` (`kind: 'public'`), `@Authenticated()`
+ * (`'authenticated'`, with `optional`), `@RequirePermission` or `@RequireAnyPermission`
+ * (`'permission'`, the arguments as `parsePermissionArgs` checked them). The guard builds (and
+ * caches) one core guard per requirement.
+ */
+export type IamRequirement = Requirement<IamRequestView>;
 
 /**
  * Requires `permission` of `service` on `TYPE=resolve(view)` (or, with `{ node }`, on a node id).
@@ -80,10 +69,8 @@ function requirement(value: IamRequirement): CustomDecorator {
  * `undefined`), while any header present is still checked.
  */
 export function Authenticated(options: { optional?: boolean } = {}): CustomDecorator {
-  if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError('Authenticated: options must be an object');
-  for (const key of Object.keys(options)) if (key !== 'optional') throw new TypeError(`Authenticated: unknown option "${key}"`);
-  if (options.optional !== undefined && typeof options.optional !== 'boolean') throw new TypeError('Authenticated: "optional" must be a boolean');
-  return requirement(options.optional === true ? { kind: 'authenticated', optional: true } : { kind: 'authenticated' });
+  const { optional } = parseAuthenticateOptions('Authenticated', options);
+  return requirement(optional ? { kind: 'authenticated', optional: true } : { kind: 'authenticated' });
 }
 
 /** No token needed: `IamGuard` lets the request through untouched (`@Iam()` is `undefined`). */

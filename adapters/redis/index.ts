@@ -17,7 +17,7 @@ export interface RedisHintsOptions {
   publisher: unknown;
   /**
    * A second connected client of the same kind, used only for this channel's subscription (a Redis
-   * connection in subscriber mode can run no other commands; node-redis: `publisher.duplicate()`).
+   * connection that has subscribed can run no other commands; node-redis: `publisher.duplicate()`).
    */
   subscriber: unknown;
   /** The Redis pub/sub channel name, the same on every replica of the fleet. Default `'iam-authz:policy-hints'`. */

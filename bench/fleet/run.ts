@@ -11,7 +11,7 @@ import { generateSigningKey, signJwt, type SigningKey } from '../../packages/iam
 import { redisHints } from '../../adapters/redis/index.js';
 import { createAuthorizer, type Authorizer, type AuthorizerOptions, type HintChannel, type PolicyHint } from '../../src/index.js';
 import { examplePolicy, VEHICLE } from '../../test/helpers/policy-server.js';
-import { redisServerPath, startRedis } from '../../test/redis/redis-server.js';
+import { redisServerPath, startRedis } from '../../test/adapters/redis/redis-server.js';
 import { startCountingServer, type Hit } from './server.js';
 
 // ---- Settings: the one place option names are written (rename here when the options change). ----

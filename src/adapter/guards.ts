@@ -10,10 +10,10 @@ import { answerOf, checkRealm, IamAuthzError, PermissionDeniedError, withAnswerO
 import { inventoryOf, type InventoryRoute } from '../inventory.js';
 import { refuseNulls } from '../lib/option-checks.js';
 import type { IamClaims } from '../types.js';
-import { checkMode, checkOptionsObject, parsePermissionArgs, type GuardMode, type PermissionArgs, type ResourceResolver, type RouteOptions } from './permission-args.js';
+import { checkMode, checkOptionsObject, parseAuthenticateOptions, parsePermissionArgs, type AuthenticateOptions, type GuardMode, type PermissionArgs, type ResourceResolver, type RouteOptions } from './permission-args.js';
 import { answerWrongFramework, type AdapterFramework } from './wrong-framework.js';
 
-export type { GuardMode, PermissionArgs, ResourceResolver, RouteOptions };
+export type { AuthenticateOptions, GuardMode, PermissionArgs, ResourceResolver, RouteOptions };
 
 /** What a guard attaches to the request (`req.iam`, `ctx.state.iam`, `request.iam`). */
 export interface IamState {
@@ -27,16 +27,6 @@ export interface IamState {
   readonly decisions?: readonly Decision[];
   /** `true` when the route runs in `report` mode and the permission was denied: the request went on anyway. */
   readonly shadow?: boolean;
-}
-
-/** Options of an `authenticate()` guard. */
-export interface AuthenticateOptions {
-  /**
-   * No `Authorization` header at all → the request proceeds anonymously (no `iam` state). Any
-   * header that is present — another scheme, an empty `Bearer`, an invalid or expired token — is
-   * still a 401. Default `false`.
-   */
-  optional?: boolean;
 }
 
 /** Options every adapter shares. */
@@ -60,6 +50,21 @@ export interface GuardOptions {
 }
 
 const GUARD_OPTIONS = ['realm', 'exposeDecision', 'retryAfterSec', 'passErrors', 'mode'];
+
+/**
+ * For an adapter that takes `createAuthorizer`'s options and its own in one object (NestJS's
+ * module): the shared adapter options that are set (`guardOptions`, for `createGuards`, which
+ * checks them) and every other member (`rest`). Options left `undefined` take their defaults.
+ */
+export function splitGuardOptions(options: object): { guardOptions: GuardOptions; rest: Record<string, unknown> } {
+  const guardOptions: Record<string, unknown> = {};
+  const rest: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options)) {
+    if (!GUARD_OPTIONS.includes(key)) rest[key] = value;
+    else if (value !== undefined) guardOptions[key] = value;
+  }
+  return { guardOptions, rest };
+}
 
 /**
  * A framework-neutral guard: resolves with the state to attach (`undefined` for an anonymous
@@ -155,12 +160,8 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
   /** The route of the guards being made inside `at()`. */
   let route: InventoryRoute | undefined;
 
-  function authenticate(guardOptions: AuthenticateOptions = {}): Guard<Req> {
-    checkOptionsObject('authenticate', 'options', guardOptions);
-    for (const key of Object.keys(guardOptions)) if (key !== 'optional') throw new TypeError(`authenticate: unknown option "${key}"`);
-    refuseNulls('authenticate', guardOptions);
-    if (guardOptions.optional !== undefined && typeof guardOptions.optional !== 'boolean') throw new TypeError('authenticate: "optional" must be a boolean');
-    const optional = guardOptions.optional === true;
+  function authenticate(guardOptions?: AuthenticateOptions): Guard<Req> {
+    const { optional } = parseAuthenticateOptions('authenticate', guardOptions);
     return async (authorization) => {
       // Only a request with no Authorization header at all is anonymous; anything present is checked.
       if (optional && authorization === undefined) return undefined;

@@ -8,6 +8,7 @@
  */
 export {
   createGuards,
+  splitGuardOptions,
   wrapGuards,
   type AuthenticateOptions,
   type Guard,
@@ -21,6 +22,8 @@ export {
   type ResourceResolver,
   type RouteOptions,
 } from './guards.js';
-export { parsePermissionArgs } from './permission-args.js';
+export { parseAuthenticateOptions, parsePermissionArgs } from './permission-args.js';
+export { createRequirementGuards, type Requirement, type RequirementGuards } from './requirements.js';
+export { refuseNulls } from '../lib/option-checks.js';
 export type { AdapterFramework } from './wrong-framework.js';
 export { toErrorResponse, toResponse, type ErrorResponse, type ErrorResponseOptions, type ProblemDetails } from '../errors.js';

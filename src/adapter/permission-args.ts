@@ -1,8 +1,8 @@
 /**
  * The one parser of a permission guard's arguments — `(service, permission(s), type, resolve,
- * options?)` or `(service, permission(s), { node: resolve }, options?)` — shared by `createGuards`
- * and by decorators that record a requirement before any guard exists (NestJS). Each mistake is a
- * `TypeError` naming the guard (`name`) and the argument.
+ * options?)` or `(service, permission(s), { node: resolve }, options?)` — and of `authenticate()`'s
+ * options, shared by `createGuards` and by decorators that record a requirement before any guard
+ * exists (NestJS). Each mistake is a `TypeError` naming the guard (`name`) and the argument.
  */
 import { isArray } from '../lib/is-array.js';
 import { refuseNulls } from '../lib/option-checks.js';
@@ -14,6 +14,16 @@ export type GuardMode = 'enforce' | 'report';
 export interface RouteOptions {
   /** This route's mode. Default: the adapter's `mode`, else the authorizer's, else `'enforce'`. */
   mode?: GuardMode;
+}
+
+/** Options of an `authenticate()` guard. */
+export interface AuthenticateOptions {
+  /**
+   * No `Authorization` header at all → the request proceeds anonymously (no `iam` state). Any
+   * header that is present — another scheme, an empty `Bearer`, an invalid or expired token — is
+   * still a 401. Default `false`.
+   */
+  optional?: boolean;
 }
 
 /** Returns the resource value(s) of a request: a string, several (all are required), or nothing (denies). */
@@ -67,6 +77,16 @@ export function parsePermissionArgs<Req>(name: string, any: boolean, args: reado
     resolve: resolve as ResourceResolver<Req>,
     mode: checkRouteOptions(name, rest[given - 1]),
   });
+}
+
+/** Checks `authenticate()`'s options as `name` (`authenticate`, `Authenticated`) takes them; returns them resolved, or throws a `TypeError`. */
+export function parseAuthenticateOptions(name: string, options: unknown = {}): { readonly optional: boolean } {
+  checkOptionsObject(name, 'options', options);
+  for (const key of Object.keys(options)) if (key !== 'optional') throw new TypeError(`${name}: unknown option "${key}"`);
+  refuseNulls(name, options);
+  const { optional } = options as AuthenticateOptions;
+  if (optional !== undefined && typeof optional !== 'boolean') throw new TypeError(`${name}: "optional" must be a boolean`);
+  return { optional: optional === true };
 }
 
 /** A mode, or `undefined`; anything else is a `TypeError` naming `where`. */

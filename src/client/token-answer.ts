@@ -13,19 +13,19 @@ export interface TokenTimes {
 }
 
 /**
- * The body of a successful exchange as a compact JWS and its times, or a reason why it is not one
- * (a short phrase without any of the body's text).
+ * The body of a successful exchange as a compact JWS and its times, or the mistake that makes it
+ * not one (a short phrase without any of the body's text).
  */
-export function readIssuedToken(body: Buffer): { token: string; times: TokenTimes } | { problem: string } {
+export function readIssuedToken(body: Buffer): { token: string; times: TokenTimes } | { mistake: string } {
   // A trailing newline is tolerated; anything else around the token is not.
   const token = body.toString('utf8').replace(/\r?\n$/, '');
-  if (!COMPACT.test(token)) return { problem: 'the answer is not a compact JWS (three base64url segments)' };
+  if (!COMPACT.test(token)) return { mistake: 'the answer is not a compact JWS (three base64url segments)' };
   const [headerPart, payloadPart] = token.split('.') as [string, string, string];
-  if (decodeJsonObject(headerPart) === undefined) return { problem: 'the answer\'s JOSE header is not a JSON object' };
+  if (decodeJsonObject(headerPart) === undefined) return { mistake: 'the answer\'s JOSE header is not a JSON object' };
   const payload = decodeJsonObject(payloadPart);
-  if (payload === undefined) return { problem: 'the answer\'s payload is not a JSON object' };
+  if (payload === undefined) return { mistake: 'the answer\'s payload is not a JSON object' };
   const { exp, iat } = payload;
-  if (typeof exp !== 'number' || !Number.isFinite(exp)) return { problem: 'the answer has no numeric "exp" claim' };
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) return { mistake: 'the answer has no numeric "exp" claim' };
   return { token, times: { exp, iat: typeof iat === 'number' && Number.isFinite(iat) ? iat : undefined } };
 }
 

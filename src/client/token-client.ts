@@ -135,7 +135,7 @@ export class IamTokenClient {
       throw exchangeFailure(what, error, idpToken);
     }
     const issued = readIssuedToken(body);
-    if ('problem' in issued) throw new TokenExchangeError(502, `${what} failed: ${issued.problem}`);
+    if ('mistake' in issued) throw new TokenExchangeError(502, `${what} failed: ${issued.mistake}`);
     const refreshAt = this.#refreshAt(issued.times);
     if (!this.#closed && refreshAt > config.now()) this.#cache.set(key, { token: issued.token, refreshAt });
     return issued.token;

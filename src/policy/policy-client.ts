@@ -46,7 +46,7 @@ import { httpGet, parseJsonBodySliced, UpstreamError } from '../lib/upstream.js'
 import type { RolePolicy } from '../types.js';
 import type { CompiledPolicy } from '../engine/compile-policy.js';
 import type { HintChannel, PolicyHint } from './hints.js';
-import { policyProblemSliced } from './validate-policy.js';
+import { policyMistakeSliced } from './validate-policy.js';
 import { logUpstreamFailure, type Log } from '../lib/logger.js';
 
 /** The characters of an opaque entity tag (RFC 9110 `etagc`), restricted to visible ASCII. */
@@ -419,8 +419,8 @@ export class PolicyClient {
       }
       // Validated before the changeId comparison: a malformed answer is a failure even when it
       // repeats the cached changeId, so it can never extend the cached policy's life past maxStaleMs.
-      const problem = await policyProblemSliced(body, nextTurn);
-      if (problem !== undefined) throw new UpstreamError('malformed', `the policy from ${config.url} is malformed: ${problem}`);
+      const mistake = await policyMistakeSliced(body, nextTurn);
+      if (mistake !== undefined) throw new UpstreamError('malformed', `the policy from ${config.url} is malformed: ${mistake}`);
       if (previous && body.changeId === previous.policy.changeId) {
         state.bodyDigest = digest;
         this.#confirm(state, applicationId, previous, false);

@@ -6,13 +6,13 @@ import type { RolePolicy } from '../types.js';
 
 /**
  * Roles, service policies and permissions checked between two turns of the event loop by
- * {@link policyProblemSliced} (≈ 1–3 ms of work).
+ * {@link policyMistakeSliced} (≈ 1–3 ms of work).
  */
 export const CHECKS_PER_TURN = 50_000;
 
-/** Returns the reason the document is malformed, or `undefined` when it is a valid {@link RolePolicy}. */
-export function policyProblem(value: unknown): string | undefined {
-  const steps = problems(value);
+/** Returns the document's first mistake (what is malformed), or `undefined` when it is a valid {@link RolePolicy}. */
+export function policyMistake(value: unknown): string | undefined {
+  const steps = mistakes(value);
   for (;;) {
     const step = steps.next();
     if (step.done === true) return step.value;
@@ -20,11 +20,11 @@ export function policyProblem(value: unknown): string | undefined {
 }
 
 /**
- * {@link policyProblem}, handing the event loop back every {@link CHECKS_PER_TURN} items checked:
+ * {@link policyMistake}, handing the event loop back every {@link CHECKS_PER_TURN} items checked:
  * one role may hold most of a 16 MiB policy, so the work is counted in permissions, not roles.
  */
-export async function policyProblemSliced(value: unknown, yieldTurn: () => Promise<void>): Promise<string | undefined> {
-  const steps = problems(value);
+export async function policyMistakeSliced(value: unknown, yieldTurn: () => Promise<void>): Promise<string | undefined> {
+  const steps = mistakes(value);
   for (;;) {
     const step = steps.next();
     if (step.done === true) return step.value;
@@ -32,8 +32,8 @@ export async function policyProblemSliced(value: unknown, yieldTurn: () => Promi
   }
 }
 
-/** The check; yields after every {@link CHECKS_PER_TURN} items, returns the problem found. */
-function* problems(value: unknown): Generator<void, string | undefined> {
+/** The check; yields after every {@link CHECKS_PER_TURN} items, returns the mistake found. */
+function* mistakes(value: unknown): Generator<void, string | undefined> {
   if (!isObject(value)) return 'policy is not a JSON object';
   if (!nonEmptyString(value.applicationId)) return 'applicationId is missing';
   if (!nonEmptyString(value.changeId)) return 'changeId is missing';
@@ -69,7 +69,7 @@ function* problems(value: unknown): Generator<void, string | undefined> {
 }
 
 export function isRolePolicy(value: unknown): value is RolePolicy {
-  return policyProblem(value) === undefined;
+  return policyMistake(value) === undefined;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

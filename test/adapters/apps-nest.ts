@@ -1,7 +1,7 @@
 /**
  * The scenario table's vehicle app on NestJS (Express and Fastify platforms) through
  * `iam-authz/nestjs`. Decorators are applied as functions here, so this file needs no
- * `experimentalDecorators`; test/nestjs/ has the same with decorator syntax, as users write it.
+ * `experimentalDecorators`; test/adapters/nestjs/ has the same with decorator syntax, as users write it.
  */
 import 'reflect-metadata';
 import { Controller, Get, HttpCode, Options, Put, type INestApplication, type Type } from '@nestjs/common';

@@ -77,7 +77,7 @@ describe.each(FUNCTION_ADAPTERS)('%s', (framework) => {
       expect((await get(`${app.url}/shadow/WVW1`)).status).toBe(401);
       expect((await get(`${app.url}/shadow/WVW1`, 'Bearer forged.token.here')).status).toBe(401);
       const logged = events.filter((e) => e.shadow);
-      expect(logged.at(-1)).toMatchObject({ service: 'vehicle-service', permission: 'WRITE', reference: 'VIN=WVW1', granted: false, subject: 'actor-alice', jti: 'jti-alice', shadow: true });
+      expect(logged.at(-1)).toMatchObject({ service: 'vehicle-service', permission: 'WRITE', reference: 'VIN=WVW1', granted: false, actor: 'actor-alice', jti: 'jti-alice', shadow: true });
       expect(JSON.stringify(events)).not.toContain(alice.split('.')[2]);
     } finally {
       await app.close();
@@ -112,7 +112,7 @@ describe('the decision log', () => {
       await none.authorize(identity, read);
       await none.authorize(identity, write);
       expect(seen.map((e) => e.granted)).toStrictEqual([false]); // grants sampled at 0, denials always
-      expect(seen[0]).toMatchObject({ time: NOW_MS, application: 'app-1', tenant: 'tenant-1', subject: 'actor-alice', roles: ['DRIVER'], changeId: expect.any(String) as unknown, shadow: false });
+      expect(seen[0]).toMatchObject({ time: NOW_MS, application: 'app-1', tenant: 'tenant-1', actor: 'actor-alice', roles: ['DRIVER'], changeId: expect.any(String) as unknown, shadow: false });
       const viaThrowing = await throwing.authenticate(`Bearer ${alice}`);
       expect((await throwing.authorize(viaThrowing, read)).granted).toBe(true);
     } finally {

@@ -1,6 +1,6 @@
 /** Shape check of the role policy (spec §2.3): anything malformed rejects the whole document. */
 import { describe, expect, test } from 'vitest';
-import { isRolePolicy, policyProblem } from '../../src/policy/validate-policy.js';
+import { isRolePolicy, policyMistake } from '../../src/policy/validate-policy.js';
 import { examplePolicy } from '../helpers/policy-server.js';
 
 const sp = { serviceDefinitionSource: 'APPLICATION', serviceDefinitionKey: 'vehicle-service', permissions: [{ key: 'READ' }] };
@@ -16,7 +16,7 @@ describe('valid documents', () => {
     ['unknown extra members', { ...examplePolicy(), extra: 1, roles: [{ key: 'R', note: 'x', servicePolicies: [{ ...sp, more: true }] }] }],
     ['prototype-member names as keys', doc([{ key: '__proto__', servicePolicies: [{ serviceDefinitionKey: 'constructor', permissions: [{ key: 'toString' }] }] }])],
   ])('%s', (_name, value) => {
-    expect(policyProblem(value)).toBeUndefined();
+    expect(policyMistake(value)).toBeUndefined();
     expect(isRolePolicy(value)).toBe(true);
   });
 });
@@ -44,8 +44,8 @@ describe('malformed documents', () => {
     ['a permission that is a string', doc([{ key: 'R', servicePolicies: [{ ...sp, permissions: ['READ'] }] }]), 'roles[0].servicePolicies[0].permissions[0].key is missing'],
     ['a permission with an empty key', doc([{ key: 'R', servicePolicies: [{ ...sp, permissions: [{ key: 'READ' }, { key: '' }] }] }]), 'roles[0].servicePolicies[0].permissions[1].key is missing'],
     ['a permission key that is a number', doc([{ key: 'R', servicePolicies: [{ ...sp, permissions: [{ key: 1 }] }] }]), 'roles[0].servicePolicies[0].permissions[0].key is missing'],
-  ])('%s', (_name, value, problem) => {
-    expect(policyProblem(value)).toBe(problem);
+  ])('%s', (_name, value, mistake) => {
+    expect(policyMistake(value)).toBe(mistake);
     expect(isRolePolicy(value)).toBe(false);
   });
 });

@@ -91,8 +91,8 @@ export interface DevIamConfig {
 export class DevIamConfigError extends Error {
   /** Path of the bad field, e.g. `actors[0].idp`. */
   readonly path: string;
-  constructor(path: string, problem: string) {
-    super(`invalid dev IAM config at ${path}: ${problem}`);
+  constructor(path: string, mistake: string) {
+    super(`invalid dev IAM config at ${path}: ${mistake}`);
     this.name = 'DevIamConfigError';
     this.path = path;
   }
@@ -191,7 +191,7 @@ function checkActor(value: unknown, path: string, idps: IdpConfig[], application
     const list = array(refs, tp).map((ref, i) => {
       const rp = `${tp}[${i}]`;
       const o = object(ref, rp, ['r', 'c', 'n']);
-      // The same rules as the console page's inline checks (listProblem in web/page.ts): a reference
+      // The same rules as the console page's inline checks (listMistake in web/page.ts): a reference
       // with no roles grants nothing, and a custom reference is TYPE=value.
       const out: AccessReferenceConfig = { r: stringArray(o.r, `${rp}.r`) };
       if (out.r.length === 0) throw new DevIamConfigError(`${rp}.r`, 'needs at least one role');
@@ -217,7 +217,7 @@ function checkActor(value: unknown, path: string, idps: IdpConfig[], application
   };
 }
 
-/** Added to a problem when the value is `null`: never "default" (an optional member means it only when absent). */
+/** Added to a mistake when the value is `null`: never "default" (an optional member means it only when absent). */
 function gotNull(value: unknown, optional = false): string {
   if (value !== null) return '';
   return optional ? ' (got null; leave the member out for the default)' : ' (got null)';

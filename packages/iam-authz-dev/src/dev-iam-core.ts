@@ -13,7 +13,7 @@ import { loadOrCreateKeys, saveKeys, type DevKeys } from './key-file.js';
 import { generateSigningKey, signJwt, type SigningKey } from './sign-jwt.js';
 
 /** Longest token lifetime the token endpoint issues, in seconds (24 h). */
-export const MAX_EXPIRY_SECS = 86_400;
+export const MAX_EXPIRY_SEC = 86_400;
 /** `aud` of the tokens the built-in IdP issues. */
 export const DEV_IDP_AUDIENCE = 'iam-authz-dev';
 const IDP_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -160,8 +160,8 @@ export function createDevIamCore(options: DevIamCoreOptions): DevIamCore {
       if (error instanceof BodyProblemError) return error.problem;
       throw error;
     }
-    const problem = tokenRequestProblem(body);
-    if (problem !== undefined) return { status: 400, detail: problem };
+    const mistake = tokenRequestMistake(body);
+    if (mistake !== undefined) return { status: 400, detail: mistake };
     const { tenantId, expiryInSecs } = body as { tenantId: string; expiryInSecs: number };
     let subject: string | undefined;
     try {
@@ -236,12 +236,12 @@ export function loadDevIamConfig(config: DevIamConfig | string): DevIamConfig {
 }
 
 /** Why a token request body (spec §2.1) is unacceptable, or `undefined`. */
-function tokenRequestProblem(body: unknown): string | undefined {
+function tokenRequestMistake(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'body must be a JSON object';
   const { tenantId, expiryInSecs, tokenFormat } = body as Record<string, unknown>;
   if (typeof tenantId !== 'string' || tenantId.length === 0) return '"tenantId" must be a non-empty string';
-  if (!Number.isSafeInteger(expiryInSecs) || (expiryInSecs as number) <= 0 || (expiryInSecs as number) > MAX_EXPIRY_SECS) {
-    return `"expiryInSecs" must be an integer from 1 to ${MAX_EXPIRY_SECS}`;
+  if (!Number.isSafeInteger(expiryInSecs) || (expiryInSecs as number) <= 0 || (expiryInSecs as number) > MAX_EXPIRY_SEC) {
+    return `"expiryInSecs" must be an integer from 1 to ${MAX_EXPIRY_SEC}`;
   }
   if (tokenFormat !== 't1') return '"tokenFormat" must be "t1"';
   return undefined;

@@ -13,11 +13,11 @@ import type { DevIamConfig } from './config.js';
 import { createConsole, type DevIamConsole } from './console/handler.js';
 import { isConsolePath, serveConsole } from './console/node-http.js';
 import { isAllowedHost, isLoopbackHost } from './host-rule.js';
-import { BodyProblemError, createDevIamCore, loadDevIamConfig, MAX_EXPIRY_SECS, type DevIamCore, type DevIamProblem, type MintTokenOptions } from './dev-iam-core.js';
+import { BodyProblemError, createDevIamCore, loadDevIamConfig, MAX_EXPIRY_SEC, type DevIamCore, type DevIamProblem, type MintTokenOptions } from './dev-iam-core.js';
 import { loadOrCreateKeys } from './key-file.js';
 import { accepts, bearerToken, BodyTooLargeError, mediaType, readBody, sendJson, sendProblem } from './problem.js';
 
-export { MAX_EXPIRY_SECS, DEV_IDP_AUDIENCE, type MintTokenOptions } from './dev-iam-core.js';
+export { MAX_EXPIRY_SEC, DEV_IDP_AUDIENCE, type MintTokenOptions } from './dev-iam-core.js';
 export { isLoopbackHost } from './host-rule.js';
 
 const MAX_BODY_BYTES = 16_384;
@@ -102,7 +102,7 @@ export async function startDevIam(options: StartDevIamOptions): Promise<DevIam> 
   // Decided on the address actually bound: a name that resolved to loopback is loopback.
   const consoleOn = options.console ?? isLoopbackHost(address);
   const devConsole: DevIamConsole | undefined = !consoleOn ? undefined : createConsole({
-    baseUrl, configFile: typeof options.config === 'string' ? options.config : undefined, maxExpiryInSecs: MAX_EXPIRY_SECS,
+    baseUrl, configFile: typeof options.config === 'string' ? options.config : undefined, maxExpirySec: MAX_EXPIRY_SEC,
     getConfig: () => core.config(), setConfig: (next) => { core.setConfig(next); }, mintToken: core.mintToken, policyOf: core.policyOf,
     ...(options.now ? { now: options.now } : {}),
   });

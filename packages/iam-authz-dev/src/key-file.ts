@@ -19,8 +19,8 @@ export interface DevKeys {
 
 /** Thrown when the key file exists but cannot be used; names the file and says why. */
 export class DevKeyFileError extends Error {
-  constructor(file: string, problem: string, options?: { cause?: unknown; remedy?: string }) {
-    super(`development IAM key file ${file}: ${problem} (${options?.remedy ?? 'delete it to start with new keys'})`, options);
+  constructor(file: string, mistake: string, options?: { cause?: unknown; remedy?: string }) {
+    super(`development IAM key file ${file}: ${mistake} (${options?.remedy ?? 'delete it to start with new keys'})`, options);
     this.name = 'DevKeyFileError';
   }
 }

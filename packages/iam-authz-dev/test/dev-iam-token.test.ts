@@ -3,7 +3,7 @@
  * (jwksUri, inline jwks, audience, built-in) and the refusals of bad IdP tokens.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { DEV_IDP_AUDIENCE, MAX_EXPIRY_SECS, startDevIam } from '../src/dev-iam.js';
+import { DEV_IDP_AUDIENCE, MAX_EXPIRY_SEC, startDevIam } from '../src/dev-iam.js';
 import { signJwt } from '../src/sign-jwt.js';
 import {
   AUD_AUDIENCE, AUD_ISSUER, AUD_KEY, CORP_ISSUER, CORP_KEY, FORGER_KEY, INLINE_ISSUER, INLINE_KEY, TOKEN_REQUEST,
@@ -45,7 +45,7 @@ describe('a valid request', () => {
     expectJwt(await requestToken(env.iam, { headers: { 'cache-control': null, 'if-modified-since': null } }));
   });
 
-  test.each([1, MAX_EXPIRY_SECS])('accepts expiryInSecs %i (the bounds)', async (expiryInSecs) => {
+  test.each([1, MAX_EXPIRY_SEC])('accepts expiryInSecs %i (the bounds)', async (expiryInSecs) => {
     const token = expectJwt(await requestToken(env.iam, { body: { ...TOKEN_REQUEST, expiryInSecs } }));
     const { exp, iat } = decodeSegment(token, 1) as { exp: number; iat: number };
     expect(exp - iat).toBe(expiryInSecs);
@@ -126,12 +126,12 @@ describe('body rules', () => {
     ['0', { ...TOKEN_REQUEST, expiryInSecs: 0 }],
     ['negative', { ...TOKEN_REQUEST, expiryInSecs: -60 }],
     ['fractional', { ...TOKEN_REQUEST, expiryInSecs: 1.5 }],
-    ['above the bound', { ...TOKEN_REQUEST, expiryInSecs: MAX_EXPIRY_SECS + 1 }],
+    ['above the bound', { ...TOKEN_REQUEST, expiryInSecs: MAX_EXPIRY_SEC + 1 }],
     ['a numeric string', { ...TOKEN_REQUEST, expiryInSecs: '3600' }],
     ['null', { ...TOKEN_REQUEST, expiryInSecs: null }],
     ['a boolean', { ...TOKEN_REQUEST, expiryInSecs: true }],
   ])('400 when expiryInSecs is %s', async (_name, body) => {
-    expectProblem(await requestToken(env.iam, { body }), 400, new RegExp(`"expiryInSecs" must be an integer from 1 to ${MAX_EXPIRY_SECS}`));
+    expectProblem(await requestToken(env.iam, { body }), 400, new RegExp(`"expiryInSecs" must be an integer from 1 to ${MAX_EXPIRY_SEC}`));
   });
 
   test.each([

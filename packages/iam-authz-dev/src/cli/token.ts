@@ -5,7 +5,7 @@
  * `TOKEN=$(iam-authz token …)` works; never prints the IdP token nor an answer's body.
  */
 import type { DevIamConfig } from '../config.js';
-import { MAX_EXPIRY_SECS } from '../dev-iam-core.js';
+import { MAX_EXPIRY_SEC } from '../dev-iam-core.js';
 import { isLoopbackHost } from '../host-rule.js';
 import { visible } from './terminal.js';
 import { parse, required, UsageError } from './usage.js';
@@ -22,7 +22,7 @@ options:
   --iam URL        base URL of the development IAM (the dev-server prints it)
   --actor ID       actor id (the token's sub), as in the config's "actors"
   --tenant ID      tenant the token is for; one of the actor's tenants
-  --expiry SECS    lifetime in seconds (default 3600, at most ${MAX_EXPIRY_SECS})
+  --expiry SECS    lifetime in seconds (default 3600, at most ${MAX_EXPIRY_SEC})
   --allow-remote   allow a --iam that is not a loopback address (the development IAM listens on
                    loopback by default; tokens would otherwise cross a network in clear text)`;
 
@@ -36,8 +36,8 @@ export async function tokenCommand(args: string[]): Promise<number> {
   const actorId = required(values.actor, 'actor');
   const tenant = required(values.tenant, 'tenant');
   const expiry = values.expiry === undefined ? 3600 : Number(values.expiry);
-  if (!/^\d+$/.test(values.expiry ?? '1') || !Number.isSafeInteger(expiry) || expiry < 1 || expiry > MAX_EXPIRY_SECS) {
-    throw new UsageError(`--expiry must be a whole number of seconds from 1 to ${MAX_EXPIRY_SECS}`);
+  if (!/^\d+$/.test(values.expiry ?? '1') || !Number.isSafeInteger(expiry) || expiry < 1 || expiry > MAX_EXPIRY_SEC) {
+    throw new UsageError(`--expiry must be a whole number of seconds from 1 to ${MAX_EXPIRY_SEC}`);
   }
   let base: URL;
   try {

@@ -19,7 +19,7 @@ export interface ExplainQuery {
 
 /** What the explorer reports: the decision, or the error the Authorizer raised (401/503 …). */
 export type ExplainResult =
-  | { outcome: 'decided'; decision: Decision; subject: string; application: string; tenant: string | undefined }
+  | { outcome: 'decided'; decision: Decision; actor: string; application: string; tenant: string | undefined }
   | { outcome: 'error'; error: { status: number; code: string; message: string } };
 
 export interface AccessibleQuery {
@@ -49,7 +49,7 @@ export class Explainer {
   async explain(query: ExplainQuery): Promise<ExplainResult> {
     return this.#withIdentity(query.token, async (authorizer, identity) => {
       const decision = await authorizer.authorize(identity, query);
-      return { outcome: 'decided', decision, subject: identity.claims.sub, application: identity.claims.app, tenant: identity.claims.tid };
+      return { outcome: 'decided', decision, actor: identity.claims.sub, application: identity.claims.app, tenant: identity.claims.tid };
     });
   }
 

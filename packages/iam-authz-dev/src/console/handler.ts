@@ -13,7 +13,7 @@ import { ChangeIdHistory } from './history.js';
 import { BodyTooLarge, json, jsonDepthExceeds, problem, readText, type ConsoleRequest, type ConsoleResponse } from './http.js';
 import { writeFileAtomic } from './save-file.js';
 import { isAllowedHost } from '../host-rule.js';
-import { crossOriginProblem, SECURITY_HEADERS, Sessions } from './security.js';
+import { crossOriginRefusal, SECURITY_HEADERS, Sessions } from './security.js';
 
 /** What the console needs from the development IAM it is mounted on. */
 export interface ConsoleHost {
@@ -22,7 +22,7 @@ export interface ConsoleHost {
   /** The JSON file the IAM was started with; edits are saved there. `undefined`: edits live in memory only. */
   readonly configFile: string | undefined;
   /** Longest token lifetime the IAM issues, in seconds. */
-  readonly maxExpiryInSecs: number;
+  readonly maxExpirySec: number;
   /** The configuration in force. */
   getConfig(): DevIamConfig;
   /** Puts a validated configuration in force (applications whose roles changed get a new `changeId`). */
@@ -83,7 +83,7 @@ export function createConsole(host: ConsoleHost, options: ConsoleOptions = {}): 
     const hostHeader = req.headers.host ?? '';
     // The IAM checks Host before routing here too; the console keeps the check for any other server that mounts it.
     if (!isAllowedHost(req.headers.host, host.baseUrl)) return problem(403, 'Host not allowed: the console answers only to the names of the address the IAM listens on');
-    const crossOrigin = crossOriginProblem(req, hostHeader.toLowerCase());
+    const crossOrigin = crossOriginRefusal(req, hostHeader.toLowerCase());
     if (crossOrigin !== undefined) return problem(403, crossOrigin);
     const path = new URL(req.url, 'http://console.invalid').pathname;
 
@@ -149,9 +149,9 @@ export function createConsole(host: ConsoleHost, options: ConsoleOptions = {}): 
     history.observe(changeIds());
     const file = host.configFile;
     return json(200, {
-      storage: file === undefined ? { mode: 'memory' } : { mode: 'file', file },
+      storage: file === undefined ? { kind: 'memory' } : { kind: 'file', file },
       baseUrl: host.baseUrl,
-      maxExpiryInSecs: host.maxExpiryInSecs,
+      maxExpirySec: host.maxExpirySec,
       applications: changeIds().map(({ id, changeId }) => ({ id, changeId, history: history.of(id) })),
     });
   }
@@ -253,8 +253,8 @@ export function createConsole(host: ConsoleHost, options: ConsoleOptions = {}): 
     const actor = host.getConfig().actors.find((a) => a.id === actorId);
     if (typeof actorId !== 'string' || !actor) return problem(400, '"actor" must be the id of a configured actor', { field: 'actor' });
     if (typeof tenantId !== 'string' || !Object.hasOwn(actor.tenants, tenantId)) return problem(400, `"tenantId" must be one of the actor's tenants`, { field: 'tenantId' });
-    if (!Number.isSafeInteger(expiryInSecs) || (expiryInSecs as number) < 1 || (expiryInSecs as number) > host.maxExpiryInSecs) {
-      return problem(400, `"expiryInSecs" must be an integer from 1 to ${host.maxExpiryInSecs}`, { field: 'expiryInSecs' });
+    if (!Number.isSafeInteger(expiryInSecs) || (expiryInSecs as number) < 1 || (expiryInSecs as number) > host.maxExpirySec) {
+      return problem(400, `"expiryInSecs" must be an integer from 1 to ${host.maxExpirySec}`, { field: 'expiryInSecs' });
     }
     const token = host.mintToken({ actor: actorId, tenantId, expiryInSecs: expiryInSecs as number });
     const [header = '', payload = ''] = token.split('.');

@@ -29,7 +29,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
 /** Why a request must be refused as cross-origin, or `undefined`. `host` is the request's (already allowed) `Host`. */
-export function crossOriginProblem(req: ConsoleRequest, host: string): string | undefined {
+export function crossOriginRefusal(req: ConsoleRequest, host: string): string | undefined {
   const site = req.headers['sec-fetch-site'];
   // A page of another site may make the browser send a GET too; no console answer is for it.
   if (site !== undefined && site !== 'same-origin' && site !== 'none') return `cross-site request refused (Sec-Fetch-Site: ${site})`;

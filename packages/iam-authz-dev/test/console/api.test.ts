@@ -267,8 +267,8 @@ describe('changeId', () => {
     const mem = await startConsoleEnv({ memory: true });
     try {
       const status = await mem.client.status();
-      expect(status.storage).toStrictEqual({ mode: 'memory' });
-      expect((await env.client.status()).storage).toStrictEqual({ mode: 'file', file: env.file });
+      expect(status.storage).toStrictEqual({ kind: 'memory' });
+      expect((await env.client.status()).storage).toStrictEqual({ kind: 'file', file: env.file });
       const { etag, config } = await mem.client.config();
       config.applications[0]!.roles[0]!.permissions['vehicle-service'] = ['READ', 'WRITE'];
       expect((await mem.client.put(config, etag)).status).toBe(200);
@@ -334,7 +334,7 @@ describe('finer routes', () => {
     const ask = async (body: object) => (await env.client.send('POST', 'explain', { token, service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: 'WVW1' }, ...body })).json();
     const changeId = env.iam.policyOf('app-1')!.changeId;
     expect(await ask({})).toStrictEqual({
-      outcome: 'decided', subject: 'actor-alice', application: 'app-1', tenant: 'tenant-1',
+      outcome: 'decided', actor: 'actor-alice', application: 'app-1', tenant: 'tenant-1',
       decision: { granted: true, reference: 'VIN=WVW1', roles: ['DRIVER'], grantedBy: { role: 'DRIVER', service: 'vehicle-service', permission: 'READ' }, changeId, reason: 'GRANTED' },
     });
     expect((await ask({ permission: 'WRITE' })).decision).toMatchObject({ granted: false, reason: 'PERMISSION_NOT_GRANTED', roles: ['DRIVER'], changeId });

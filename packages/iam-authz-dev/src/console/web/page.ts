@@ -14,9 +14,9 @@ interface Actor { id: string; idp: string; subject: string; account: string; app
 interface Idp { key: string }
 interface Config { idps: Idp[]; applications: Application[]; actors: Actor[] }
 interface Status {
-  storage: { mode: 'file'; file: string } | { mode: 'memory' };
+  storage: { kind: 'file'; file: string } | { kind: 'memory' };
   baseUrl: string;
-  maxExpiryInSecs: number;
+  maxExpirySec: number;
   applications: { id: string; changeId: string; history: { changeId: string; at: string }[] }[];
 }
 interface Minted { token: string; header: Record<string, unknown>; claims: Record<string, unknown> }
@@ -186,7 +186,7 @@ async function save(): Promise<void> {
     state.etag = res.etag ?? '';
     await refreshStatus();
     render();
-    const where = state.status?.storage.mode === 'file' ? 'Saved to the config file.' : 'Saved in memory.';
+    const where = state.status?.storage.kind === 'file' ? 'Saved to the config file.' : 'Saved in memory.';
     say('info', `${where} Running services pick up the new changeId on their next policy check.`);
     return;
   }
@@ -241,7 +241,7 @@ function appIndex(): number {
 function render(): void {
   const focused = document.activeElement?.id;
   const storage = byId('storage');
-  if (state.status?.storage.mode === 'file') {
+  if (state.status?.storage.kind === 'file') {
     storage.textContent = `Edits are saved to ${state.status.storage.file}`;
     storage.className = '';
   } else {
@@ -403,7 +403,7 @@ function toggleGrant(role: Role, service: ServiceDefinition, permission: string,
 }
 
 /** Local checks while typing (the server's validation follows): why a list field is wrong, or ''. */
-function listProblem(kind: 'r' | 'c' | 'n', values: string[]): string {
+function listMistake(kind: 'r' | 'c' | 'n', values: string[]): string {
   if (kind === 'r' && values.length === 0) return 'at least one role';
   if (kind === 'c') {
     const bad = values.find((v) => !/^[^=]+=.+$/.test(v));
@@ -437,9 +437,9 @@ function actorsView(): HTMLElement {
             if (kind === 'r') ref.r = values;
             else if (values.length === 0) Reflect.deleteProperty(ref, kind);
             else ref[kind] = values;
-            const problem = listProblem(kind, values);
-            error.textContent = problem;
-            if (problem === '') input.removeAttribute('aria-invalid');
+            const mistake = listMistake(kind, values);
+            error.textContent = mistake;
+            if (mistake === '') input.removeAttribute('aria-invalid');
             else input.setAttribute('aria-invalid', 'true');
             updateDirty();
           });
@@ -498,7 +498,7 @@ function tokensView(): HTMLElement {
     tenantSelect.replaceChildren(...Object.keys(actor?.tenants ?? {}).map((t) => h('option', { value: t }, t)));
   };
   fillTenants();
-  const max = state.status?.maxExpiryInSecs ?? 86_400;
+  const max = state.status?.maxExpirySec ?? 86_400;
   const expiry = h('input', { type: 'number', min: 1, max, step: 1, value: 3600 }) as HTMLInputElement;
   section.append(h('div', { class: 'row' },
     field('mint-actor', 'Actor', actorSelect),
@@ -616,7 +616,7 @@ function decisionsView(): HTMLElement {
 
 async function explain(body: { token: string; service: string; permission: string; resource: unknown }): Promise<void> {
   const out = byId('explain-result');
-  const res = await api<{ outcome: 'decided'; decision: Decision; subject: string; application: string; tenant?: string } | { outcome: 'error'; error: ApiError } | { detail: string; field?: string }>('POST', 'explain', body);
+  const res = await api<{ outcome: 'decided'; decision: Decision; actor: string; application: string; tenant?: string } | { outcome: 'error'; error: ApiError } | { detail: string; field?: string }>('POST', 'explain', body);
   if (res.status !== 200 || !('outcome' in res.data)) {
     out.replaceChildren(h('span', { class: 'verdict error' }, 'Cannot ask'), ' ', 'detail' in res.data ? res.data.detail : `error ${res.status}`);
     return;
@@ -626,7 +626,7 @@ async function explain(body: { token: string; service: string; permission: strin
     out.replaceChildren(h('span', { class: 'verdict error', id: 'verdict' }, `${e.status} ${e.code}`), h('p', {}, e.message));
     return;
   }
-  const { decision: d, subject, application, tenant } = res.data;
+  const { decision: d, actor, application, tenant } = res.data;
   const words = REASONS[d.reason]?.(d, body.service, body.permission) ?? d.reason;
   out.replaceChildren(
     h('span', { class: `verdict ${d.granted ? 'granted' : 'denied'}`, id: 'verdict' }, d.granted ? 'Granted' : `Denied: ${d.reason}`),
@@ -636,7 +636,7 @@ async function explain(body: { token: string; service: string; permission: strin
       h('dt', {}, 'roles for it'), h('dd', {}, d.roles.length > 0 ? d.roles.join(', ') : '(none)'),
       h('dt', {}, 'granting role'), h('dd', {}, d.grantedBy ? `${d.grantedBy.role} (${d.grantedBy.service} ${d.grantedBy.permission})` : '—'),
       h('dt', {}, 'changeId'), h('dd', {}, h('code', {}, d.changeId ?? '(no policy needed)')),
-      h('dt', {}, 'caller'), h('dd', {}, `${subject} of ${application}${tenant === undefined ? '' : ` in ${tenant}`}`)));
+      h('dt', {}, 'caller'), h('dd', {}, `${actor} of ${application}${tenant === undefined ? '' : ` in ${tenant}`}`)));
 }
 
 async function listAccessible(body: { token: string; service: string; permission: string; type?: string }): Promise<void> {

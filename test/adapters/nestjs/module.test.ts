@@ -10,13 +10,13 @@ import { Body, Controller, Get, Inject, Module, Put, UseGuards, type INestApplic
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, onTestFinished, test, vi } from 'vitest';
-import type { Authorizer, IamState } from '../../src/index.js';
+import type { Authorizer, IamState } from '../../../src/index.js';
 import { startDevIam, type DevIam } from 'iam-authz-dev';
-import { createGuards } from '../../src/adapter/index.js';
-import { Authorizers } from '../helpers/authorizers.js';
-import { Authenticated, Iam, IAM_AUTHORIZER, IamAuthzModule, IamGuard, Public, RequireAnyPermission, RequirePermission, type IamAuthzModuleOptions } from '../../adapters/nestjs/index.js';
+import { createGuards } from '../../../src/adapter/index.js';
+import { Authorizers } from '../../helpers/authorizers.js';
+import { Authenticated, Iam, IAM_AUTHORIZER, IamAuthzModule, IamGuard, Public, RequireAnyPermission, RequirePermission, type IamAuthzModuleOptions } from '../../../adapters/nestjs/index.js';
 
-const config = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));
+const config = fileURLToPath(new URL('../../../examples/vehicle-service/iam.json', import.meta.url));
 let iam: DevIam;
 let alice: string;
 let bob: string;
@@ -176,7 +176,7 @@ describe('forRootAsync, per-controller guard, shutdown', () => {
     await app.close();
     expect(closeCreated).toHaveBeenCalledOnce();
 
-    const { createAuthorizer } = await import('../../src/index.js');
+    const { createAuthorizer } = await import('../../../src/index.js');
     const mine = createAuthorizer({ baseUrl: iam.baseUrl });
     const closeMine = vi.spyOn(mine, 'close');
     const second = await start([IamAuthzModule.forRoot({ authorizer: mine })], [Uses]);
@@ -247,7 +247,7 @@ describe('decorated handlers without the guard', () => {
   });
 
   test('the global guard and the decorator\'s guard check a request once', async () => {
-    const authorizer = (await import('../../src/index.js')).createAuthorizer({ baseUrl: iam.baseUrl });
+    const authorizer = (await import('../../../src/index.js')).createAuthorizer({ baseUrl: iam.baseUrl });
     const authenticate = vi.spyOn(authorizer, 'authenticate');
     const { app, url } = await start([IamAuthzModule.forRoot({ authorizer })], [Bare]);
     try {

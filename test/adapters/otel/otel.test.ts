@@ -6,9 +6,9 @@
 import { AggregationTemporality, MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createAuthorizer, type Authorizer } from '../../src/index.js';
-import { instrumentIamAuthz } from '../../adapters/otel/index.js';
-import { mint, NOW_MS, startJwksServer, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { createAuthorizer, type Authorizer } from '../../../src/index.js';
+import { instrumentIamAuthz } from '../../../adapters/otel/index.js';
+import { mint, NOW_MS, startJwksServer, startPolicyServer, type Loopback, type PolicyServer } from '../../helpers/index.js';
 
 class CollectingReader extends MetricReader {
   constructor() { super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE }); }

@@ -7,12 +7,12 @@
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { redisHints, type RedisHintChannel } from '../../adapters/redis/index.js';
-import type { PolicyHint } from '../../src/index.js';
+import { redisHints, type RedisHintChannel } from '../../../adapters/redis/index.js';
+import type { PolicyHint } from '../../../src/index.js';
 import { redisServerPath, startRedis, type RedisServer } from './redis-server.js';
 
 if (redisServerPath === undefined) {
-  console.warn('test/redis: redis-server is not installed (Debian: apt-get install -y redis-server); the Redis hint-channel tests are skipped');
+  console.warn('test/adapters/redis: redis-server is not installed (Debian: apt-get install -y redis-server); the Redis hint-channel tests are skipped');
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

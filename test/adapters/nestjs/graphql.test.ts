@@ -11,11 +11,11 @@ import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Args, Field, GraphQLModule, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { IamState } from '../../src/index.js';
+import type { IamState } from '../../../src/index.js';
 import { startDevIam, type DevIam } from 'iam-authz-dev';
-import { Iam, IamAuthzModule, Public, RequirePermission } from '../../adapters/nestjs/index.js';
+import { Iam, IamAuthzModule, Public, RequirePermission } from '../../../adapters/nestjs/index.js';
 
-const config = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));
+const config = fileURLToPath(new URL('../../../examples/vehicle-service/iam.json', import.meta.url));
 let iam: DevIam;
 let app: INestApplication;
 let url: string;

@@ -11,9 +11,9 @@ import { Args, Field, GraphQLModule, ObjectType, Parent, Query, ResolveField, Re
 import { Test } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startDevIam, type DevIam } from 'iam-authz-dev';
-import { IamAuthzModule, Public, RequirePermission, type IamRequestView } from '../../adapters/nestjs/index.js';
+import { IamAuthzModule, Public, RequirePermission, type IamRequestView } from '../../../adapters/nestjs/index.js';
 
-const config = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));
+const config = fileURLToPath(new URL('../../../examples/vehicle-service/iam.json', import.meta.url));
 let iam: DevIam;
 let alice: string;
 

@@ -3,7 +3,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { describe, expect, test } from 'vitest';
 import { createAuthorizer, type AuthorizerOptions } from '../../src/index.js';
 import { KEY, mint, NOW_MS, startJwksServer } from '../helpers/index.js';
-import { BASE, expectAccepted, expectRefused, token, useLoopbackJwks } from './support.js';
+import { BASE, expectAccepted, expectRefused, token, useLoopbackJwks } from '../token/support.js';
 
 const ctx = useLoopbackJwks();
 const { authorizers } = ctx;

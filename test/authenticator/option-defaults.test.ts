@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
 import { KEY, mint, NOW_MS } from '../helpers/index.js';
-import { BASE } from './support.js';
+import { BASE } from '../token/support.js';
 
 const made: Authorizer[] = [];
 let warnings: Error[] = [];

@@ -10,11 +10,11 @@ import { MessageBody, SubscribeMessage, WebSocketGateway } from '@nestjs/websock
 import { Test } from '@nestjs/testing';
 import { io, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { IamState } from '../../src/index.js';
+import type { IamState } from '../../../src/index.js';
 import { startDevIam, type DevIam } from 'iam-authz-dev';
-import { Authenticated, Iam, IamAuthzModule, IamGuard, Public, RequirePermission } from '../../adapters/nestjs/index.js';
+import { Authenticated, Iam, IamAuthzModule, IamGuard, Public, RequirePermission } from '../../../adapters/nestjs/index.js';
 
-const config = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));
+const config = fileURLToPath(new URL('../../../examples/vehicle-service/iam.json', import.meta.url));
 let iam: DevIam;
 let app: INestApplication;
 let url: string;

@@ -4,8 +4,8 @@
  */
 import { AggregationTemporality, MeterProvider, MetricReader, type GaugeMetricData } from '@opentelemetry/sdk-metrics';
 import { afterEach, expect, test } from 'vitest';
-import { instrumentAuthorizer } from '../../adapters/otel/index.js';
-import { Authorizers, Clock, examplePolicy, json, KEY, mint, servePolicy, startLoopback, type Loopback } from '../helpers/index.js';
+import { instrumentAuthorizer } from '../../../adapters/otel/index.js';
+import { Authorizers, Clock, examplePolicy, json, KEY, mint, servePolicy, startLoopback, type Loopback } from '../../helpers/index.js';
 
 class CollectingReader extends MetricReader {
   constructor() { super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE }); }

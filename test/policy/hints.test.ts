@@ -8,7 +8,7 @@
 import { describe, expect, test, vi } from 'vitest';
 import type { HintChannel, PolicyHint, PolicyOptions } from '../../src/index.js';
 import { driverCanWrite, examplePolicy } from '../helpers/policy-server.js';
-import { BASE, identityFor, READ, usePolicyApi, WRITE } from '../policy/harness.js';
+import { BASE, identityFor, READ, usePolicyApi, WRITE } from './harness.js';
 
 const P = { ttlMs: 60_000, maxStaleMs: 120_000, minRefreshIntervalMs: 5_000, timeoutMs: 3_000 } satisfies PolicyOptions;
 const ISSUER = `${BASE}/authentication/v1`;
