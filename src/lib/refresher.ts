@@ -94,6 +94,8 @@ export class Refresher<T> {
   #dueAt = 0;
   /** No fetch that is not needed to answer starts before this (budget or backoff). */
   #notBefore = 0;
+  /** After failures, no fetch needed to answer starts before this (the backoff a cold copy would have). */
+  #neededNotBefore = 0;
   #lastAttemptAt: number | undefined;
   #failures = 0;
   #backoffMs = 0;
@@ -142,20 +144,24 @@ export class Refresher<T> {
 
   /**
    * True when a new fetch may start now. `urgent` (a caller that cannot answer without one, before
-   * any failure) skips the spacing; a backoff after a failure is never skipped.
+   * any failure) skips the spacing; a backoff after a failure is never skipped. `needed` (a caller
+   * that cannot answer without a fetch, e.g. for an unknown key id; implied by `urgent`) waits,
+   * after failures, the shorter backoff of a cache with nothing usable rather than the served
+   * copy's: a replica that missed a key while backing off gets it soon after the upstream is back.
    */
-  mayStart(urgent: boolean): boolean {
+  mayStart(urgent: boolean, needed = urgent): boolean {
     if (urgent && this.#failures === 0) return true;
-    return this.#config.now() >= this.#notBefore;
+    const now = this.#config.now();
+    return now >= this.#notBefore || (needed && this.#failures > 0 && now >= this.#neededNotBefore);
   }
 
   /**
    * The fetch to wait for: the one running, else `fetch()` started now when {@link mayStart}
    * allows; `undefined` when neither. At most one runs at a time.
    */
-  start<O>(fetch: () => Promise<O>, urgent: boolean): Promise<O> | undefined {
+  start<O>(fetch: () => Promise<O>, urgent: boolean, needed = urgent): Promise<O> | undefined {
     if (this.running()) return this.#inflight as Promise<O>;
-    if (!this.mayStart(urgent)) return undefined;
+    if (!this.mayStart(urgent, needed)) return undefined;
     const now = this.#config.now();
     this.#lastAttemptAt = now;
     this.#notBefore = Math.max(this.#notBefore, now + this.#config.minRefreshIntervalMs);
@@ -205,8 +211,9 @@ export class Refresher<T> {
    *   most half of `ttlMs` (but of at least 8 b, at most 30 s), so service resumes soon after the
    *   upstream does.
    *
-   * A `Retry-After` (ms, already capped at 10 min) is a floor, but no longer than a copy could still
-   * be served (`ttlMs + maxStaleMs`).
+   * A fetch needed to answer (see {@link mayStart}) waits the second rule even while a copy is
+   * served. A `Retry-After` (ms, already capped at 10 min) is a floor for both, but no longer than a
+   * copy could still be served (`ttlMs + maxStaleMs`).
    */
   failed(error: Error, retryAfterMs?: number): void {
     const { now, minRefreshIntervalMs, ttlMs, maxStaleMs } = this.#config;
@@ -218,17 +225,17 @@ export class Refresher<T> {
     // A copy served at least until the earliest retry; one about to run out counts as none.
     const left = this.usable() === undefined ? 0 : (this.#fetchedAt ?? at) + ttlMs + maxStaleMs - at;
     const serving = left >= floor;
-    const base = serving ? Math.max(floor, Math.round(JITTER_FROM * ttlMs)) : floor;
-    // Cold: room for three doublings even with a short TTL, so the backoff visibly grows.
-    const cap = serving ? MAX_BACKOFF_MS : Math.min(MAX_COLD_BACKOFF_MS, Math.max(ttlMs, 8 * floor));
-    const d = Math.min(cap / 2, base * 2 ** Math.min(this.#failures - 1, 30));
-    let wait = Math.max(floor, Math.round(d * (1 + this.#random())));
-    // While serving, the last retry comes before the copy runs out: past that, callers would get 503.
-    if (serving) wait = Math.min(wait, left);
+    const u = this.#random();
+    const backoff = (base: number, cap: number): number => Math.max(floor, Math.round(Math.min(cap / 2, base * 2 ** Math.min(this.#failures - 1, 30)) * (1 + u)));
     // Never later than a copy can still be served (plus one budget): past that, waiting helps nobody.
-    if (retryAfterMs !== undefined) wait = Math.max(wait, Math.min(retryAfterMs, ttlMs + maxStaleMs));
+    const honour = (wait: number): number => (retryAfterMs === undefined ? wait : Math.max(wait, Math.min(retryAfterMs, ttlMs + maxStaleMs)));
+    // Cold: room for three doublings even with a short TTL, so the backoff visibly grows.
+    const needed = honour(backoff(floor, Math.min(MAX_COLD_BACKOFF_MS, Math.max(ttlMs, 8 * floor))));
+    // While serving, the last retry comes before the copy runs out: past that, callers would get 503.
+    const wait = serving ? honour(Math.min(left, backoff(Math.max(floor, Math.round(JITTER_FROM * ttlMs)), MAX_BACKOFF_MS))) : needed;
     this.#backoffMs = wait;
     this.#notBefore = at + wait;
+    this.#neededNotBefore = at + needed;
   }
 
   /**
