@@ -13,7 +13,8 @@
  *   a floor. While a cached copy is still served, the first retry comes no sooner than a healthy
  *   refresh would (an outage never raises the fleet's rate) and later ones grow from there, never
  *   past the moment the copy stops being served; with nothing usable they start near
- *   `minRefreshIntervalMs` (at least {@link MIN_BACKOFF_MS}) and are capped lower, to recover sooner.
+ *   `minRefreshIntervalMs` (at least {@link MIN_BACKOFF_MS}) and are capped lower, to recover sooner
+ *   — as does a fetch needed to answer (an unknown key id) while a copy is served.
  *
  * Refreshes are driven by traffic, not timers: the first request that finds the copy due starts
  * the fetch (and, where no background work is allowed, waits for it). Nothing is scheduled, so
