@@ -24,9 +24,9 @@ export interface CountingServer {
   now(): number;
   jwks: { keys: Record<string, string>[] };
   policy: RolePolicy;
-  /** Until this time (server ms), answer 503 with `Retry-After: retryAfterSec`. */
+  /** Until this time (server ms), answer 503 with `Retry-After: retryAfterSec` (none when `undefined`). */
   outageUntil: number;
-  retryAfterSec: number;
+  retryAfterSec: number | undefined;
   close(): Promise<void>;
 }
 
@@ -62,7 +62,7 @@ export async function startCountingServer(jwks: CountingServer['jwks'], policy: 
     const headers: Record<string, string> = {};
     if (t < state.outageUntil) {
       status = 503;
-      headers['retry-after'] = String(state.retryAfterSec);
+      if (state.retryAfterSec !== undefined) headers['retry-after'] = String(state.retryAfterSec);
     } else if (kind === 'jwks') {
       status = 200;
       body = JSON.stringify(state.jwks);

@@ -16,8 +16,9 @@ export interface JwksOptions {
   /**
    * Least time (ms) between two fetches that are not needed to answer: bounds refetches for unknown
    * `kid`s (each preceded by a random delay of up to `min(1 s, minRefreshIntervalMs)`) and is where
-   * the backoff after a failure starts (then it doubles, with jitter, up to `ttlMs`, at most 10 min;
-   * 30 s while no usable key is held). Default `5_000`.
+   * the backoff after a failure starts while no usable key is held (at least 1 s; then it doubles,
+   * with jitter, up to `ttlMs`, at most 30 s); while cached keys are served, retries start at
+   * `0.8 × ttlMs` instead. Default `5_000`.
    */
   minRefreshIntervalMs?: number;
   /** Total time (ms) for one JWKS fetch: connect, headers and body. Default `5_000`. */

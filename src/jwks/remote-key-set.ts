@@ -90,15 +90,16 @@ export class RemoteKeySet implements KeySet {
     if (known) return known;
 
     // Unknown kid: perhaps the IAM rotated keys. Every replica sees the new kid at once: wait a
-    // short random delay first, so that they do not all ask in the same instant.
-    if (!this.#keys.running() && this.#keys.mayStart(false)) {
+    // short random delay first, so that they do not all ask in the same instant. The token cannot be
+    // verified without a fetch: after failures, the shorter backoff applies (`needed`).
+    if (!this.#keys.running() && this.#keys.mayStart(false, true)) {
       this.#spreading ??= sleep(this.#keys.spreadDelayMs()).finally(() => { this.#spreading = undefined; });
       await this.#spreading;
       const meanwhile = this.#index.get(kid);
       if (meanwhile) return meanwhile;
     }
     // Refetch at most once per minRefreshIntervalMs, shared.
-    await this.#refreshOrJoin();
+    await this.#refreshOrJoin(false, true);
     const after = this.#index.get(kid);
     if (after) return after;
     if (this.#keys.lastError) throw this.#unavailable();
@@ -129,8 +130,8 @@ export class RemoteKeySet implements KeySet {
   }
 
   /** Starts a fetch unless one is running or the budget forbids it; waits for any running fetch. */
-  async #refreshOrJoin(urgent = false): Promise<void> {
-    const pending = this.#keys.start(() => this.#fetch(), urgent);
+  async #refreshOrJoin(urgent = false, needed = urgent): Promise<void> {
+    const pending = this.#keys.start(() => this.#fetch(), urgent, needed);
     if (pending) await this.#keys.join(pending, undefined);
   }
 

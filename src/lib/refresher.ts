@@ -5,10 +5,16 @@
  * its last success, and the timing rules a fleet of replicas needs:
  *
  * - a refresh becomes due at a random point in the last fifth of the freshness (the first one after
- *   start anywhere in the last nine tenths of it), so replicas started together drift apart;
+ *   start anywhere in the last nine tenths of it), so replicas started together drift apart; a
+ *   window that would start before `minRefreshIntervalMs` is narrowed to start there, never piled
+ *   onto it;
  * - fetches that are not needed to answer are spaced by `minRefreshIntervalMs` (the refetch budget);
- * - after a failure, retries back off exponentially with jitter, starting near
- *   `minRefreshIntervalMs`, capped, with a `Retry-After` honoured as a floor.
+ * - after a failure, retries back off exponentially with jitter, with a `Retry-After` honoured as
+ *   a floor. While a cached copy is still served, the first retry comes no sooner than a healthy
+ *   refresh would (an outage never raises the fleet's rate) and later ones grow from there, never
+ *   past the moment the copy stops being served; with nothing usable they start near
+ *   `minRefreshIntervalMs` (at least {@link MIN_BACKOFF_MS}) and are capped lower, to recover sooner
+ *   — as does a fetch needed to answer (an unknown key id) while a copy is served.
  *
  * Refreshes are driven by traffic, not timers: the first request that finds the copy due starts
  * the fetch (and, where no background work is allowed, waits for it). Nothing is scheduled, so
@@ -38,6 +44,11 @@ export interface RefresherConfig {
 export const JITTER_FROM = 0.8;
 /** The first refresh after start is spread over (0.1, 1] × `ttlMs`. */
 export const FIRST_JITTER_FROM = 0.1;
+/**
+ * Shortest first backoff after a failure, whatever `minRefreshIntervalMs` is (also 0): an upstream
+ * that fails is never asked again by every request.
+ */
+export const MIN_BACKOFF_MS = 1_000;
 /** Longest backoff between retries while a usable copy is served. */
 export const MAX_BACKOFF_MS = 600_000;
 /** Longest backoff while nothing usable is held: callers get 503 meanwhile, so recover sooner. */
@@ -84,6 +95,8 @@ export class Refresher<T> {
   #dueAt = 0;
   /** No fetch that is not needed to answer starts before this (budget or backoff). */
   #notBefore = 0;
+  /** After failures, no fetch needed to answer starts before this (the backoff a cold copy would have). */
+  #neededNotBefore = 0;
   #lastAttemptAt: number | undefined;
   #failures = 0;
   #backoffMs = 0;
@@ -132,20 +145,24 @@ export class Refresher<T> {
 
   /**
    * True when a new fetch may start now. `urgent` (a caller that cannot answer without one, before
-   * any failure) skips the spacing; a backoff after a failure is never skipped.
+   * any failure) skips the spacing; a backoff after a failure is never skipped. `needed` (a caller
+   * that cannot answer without a fetch, e.g. for an unknown key id; implied by `urgent`) waits,
+   * after failures, the shorter backoff of a cache with nothing usable rather than the served
+   * copy's: a replica that missed a key while backing off gets it soon after the upstream is back.
    */
-  mayStart(urgent: boolean): boolean {
+  mayStart(urgent: boolean, needed = urgent): boolean {
     if (urgent && this.#failures === 0) return true;
-    return this.#config.now() >= this.#notBefore;
+    const now = this.#config.now();
+    return now >= this.#notBefore || (needed && this.#failures > 0 && now >= this.#neededNotBefore);
   }
 
   /**
    * The fetch to wait for: the one running, else `fetch()` started now when {@link mayStart}
    * allows; `undefined` when neither. At most one runs at a time.
    */
-  start<O>(fetch: () => Promise<O>, urgent: boolean): Promise<O> | undefined {
+  start<O>(fetch: () => Promise<O>, urgent: boolean, needed = urgent): Promise<O> | undefined {
     if (this.running()) return this.#inflight as Promise<O>;
-    if (!this.mayStart(urgent)) return undefined;
+    if (!this.mayStart(urgent, needed)) return undefined;
     const now = this.#config.now();
     this.#lastAttemptAt = now;
     this.#notBefore = Math.max(this.#notBefore, now + this.#config.minRefreshIntervalMs);
@@ -172,7 +189,11 @@ export class Refresher<T> {
     this.#ended();
     this.#value = value;
     this.#fetchedAt = at;
-    this.#dueAt = at + Math.max(minRefreshIntervalMs, Math.round(ttlMs * (1 - (1 - from) * this.#random())));
+    // Uniform over the window, its start moved up to the budget if need be: clamping each draw to
+    // the budget instead would pile every draw below it onto one instant (a burst one budget after start).
+    const earliest = Math.max(minRefreshIntervalMs, from * ttlMs);
+    const latest = Math.max(earliest, ttlMs);
+    this.#dueAt = at + Math.round(latest - (latest - earliest) * this.#random());
     this.#failures = 0;
     this.#backoffMs = 0;
     this.#notBefore = (this.#lastAttemptAt ?? at) + minRefreshIntervalMs;
@@ -180,23 +201,42 @@ export class Refresher<T> {
   }
 
   /**
-   * The fetch failed: back off. The n-th retry waits `d × (1 + u)` with `d = min(cap / 2, m ·
-   * 2^(n-1))` (m: `minRefreshIntervalMs`, u uniform in [0, 1)): the first between m and 2m, the
-   * third at least twice the first, never more than `cap`; a `Retry-After` (ms, already capped at
-   * 10 min) is a floor, but no longer than a copy could still be served (`ttlMs + maxStaleMs`).
+   * The fetch failed: back off. The n-th retry waits `d × (1 + u)` (u uniform in [0, 1)), where
+   * `d = b · 2^(n-1)`: the first between b and 2b, the third at least twice the first.
+   *
+   * - A copy still served: `b` is the shortest healthy refresh interval (`0.8 × ttlMs`, at least
+   *   the budget and {@link MIN_BACKOFF_MS}), so a failing replica never asks more often than a
+   *   healthy one; `d` at most {@link MAX_BACKOFF_MS} / 2, and the retry never later than the copy
+   *   can be served (`ttlMs + maxStaleMs` after its last success).
+   * - Nothing usable (callers get 503): `b` is the budget (at least {@link MIN_BACKOFF_MS}), `d` at
+   *   most half of `ttlMs` (but of at least 8 b, at most 30 s), so service resumes soon after the
+   *   upstream does.
+   *
+   * A fetch needed to answer (see {@link mayStart}) waits the second rule even while a copy is
+   * served. A `Retry-After` (ms, already capped at 10 min) is a floor for both, but no longer than a
+   * copy could still be served (`ttlMs + maxStaleMs`).
    */
   failed(error: Error, retryAfterMs?: number): void {
     const { now, minRefreshIntervalMs, ttlMs, maxStaleMs } = this.#config;
     this.#ended();
     this.#failures += 1;
     this.lastError = error;
-    const cap = Math.max(minRefreshIntervalMs, this.usable() === undefined ? Math.min(MAX_COLD_BACKOFF_MS, ttlMs) : Math.min(MAX_BACKOFF_MS, ttlMs));
-    const base = Math.max(minRefreshIntervalMs, Math.min(cap / 2, minRefreshIntervalMs * 2 ** Math.min(this.#failures - 1, 30)));
-    let wait = Math.round(base * (1 + this.#random()));
+    const at = now();
+    const floor = Math.max(minRefreshIntervalMs, MIN_BACKOFF_MS);
+    // A copy served at least until the earliest retry; one about to run out counts as none.
+    const left = this.usable() === undefined ? 0 : (this.#fetchedAt ?? at) + ttlMs + maxStaleMs - at;
+    const serving = left >= floor;
+    const u = this.#random();
+    const backoff = (base: number, cap: number): number => Math.max(floor, Math.round(Math.min(cap / 2, base * 2 ** Math.min(this.#failures - 1, 30)) * (1 + u)));
     // Never later than a copy can still be served (plus one budget): past that, waiting helps nobody.
-    if (retryAfterMs !== undefined) wait = Math.max(wait, Math.min(retryAfterMs, ttlMs + maxStaleMs));
+    const honour = (wait: number): number => (retryAfterMs === undefined ? wait : Math.max(wait, Math.min(retryAfterMs, ttlMs + maxStaleMs)));
+    // Cold: room for three doublings even with a short TTL, so the backoff visibly grows.
+    const needed = honour(backoff(floor, Math.min(MAX_COLD_BACKOFF_MS, Math.max(ttlMs, 8 * floor))));
+    // While serving, the last retry comes before the copy runs out: past that, callers would get 503.
+    const wait = serving ? honour(Math.min(left, backoff(Math.max(floor, Math.round(JITTER_FROM * ttlMs)), MAX_BACKOFF_MS))) : needed;
     this.#backoffMs = wait;
-    this.#notBefore = now() + wait;
+    this.#notBefore = at + wait;
+    this.#neededNotBefore = at + needed;
   }
 
   /**

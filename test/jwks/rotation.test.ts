@@ -1,7 +1,7 @@
 /** Key rotation against a real loopback JWKS: keys added and removed without a restart. */
 import { describe, expect, test } from 'vitest';
 import { generateSigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
-import { KEY, KEY2, mint } from '../helpers/index.js';
+import { json, KEY, KEY2, mint } from '../helpers/index.js';
 import { bearer, expectAuthzError, JWKS_PATH, useJwksServer } from './harness.js';
 
 const KEY3 = generateSigningKey({ kid: 'key-3' });
@@ -33,6 +33,25 @@ describe('rotation', () => {
     await authz.authenticate(token2);
     await authz.authenticate(bearer(mint(ctx.server.url)));
     expect(ctx.server.requests).toHaveLength(2);
+  });
+
+  test('a new kid right after an outage is fetched after the short backoff, not the served keys\' long one', async () => {
+    const authz = ctx.make();
+    await authz.authenticate(bearer(mint(ctx.server.url)));
+    const keys = { keys: [KEY.jwk, KEY2.jwk] };
+    ctx.server.handler = (_req, res) => { json(res, 503, { error: 'down' }); };
+    ctx.clock.advance(JWKS.ttlMs);
+    await authz.authenticate(bearer(mint(ctx.server.url))); // served from the cache; the refresh fails
+    await ctx.events.until(2);
+    expect(ctx.events.events[1]).toMatchObject({ type: 'failed' });
+    // The cached keys are served: background refreshes back off from 0.8 × ttlMs (48 s here)...
+    expect(Object.values(authz.status().issuers)[0]!.nextRefreshAt).toBe(ctx.clock.now() + 0.8 * JWKS.ttlMs);
+    // ...but the IAM is back with a new key, and a token needs it: asked after the short backoff.
+    ctx.server.handler = (_req, res) => { json(res, 200, keys); };
+    ctx.clock.advance(JWKS.minRefreshIntervalMs);
+    const id = await authz.authenticate(bearer(mint(ctx.server.url, {}, {}, KEY2)));
+    expect(id.header.kid).toBe('key-2');
+    expect(ctx.server.requests).toHaveLength(3);
   });
 
   test('a removed kid is refused once a background refresh has seen the new set', async () => {

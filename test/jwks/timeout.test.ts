@@ -81,8 +81,9 @@ describe('timeout', () => {
     expect(ctx.server.requests).toHaveLength(2);
     await a.authenticate(token);
 
-    // An unknown kid after the cooldown waits for one (timing-out) fetch and gets a 503, not a 401.
-    ctx.clock.advance(JWKS.minRefreshIntervalMs);
+    // An unknown kid after the backoff (while keys are served: at most 1.6 × ttlMs) waits for one
+    // (timing-out) fetch and gets a 503, not a 401.
+    ctx.clock.advance(2 * JWKS.ttlMs);
     await expectAuthzError(a.authenticate(bearer(mint(ctx.server.url, {}, {}, KEY2))), 'ERR_JWKS_UNAVAILABLE', 503);
     expect(ctx.server.requests).toHaveLength(3);
   });

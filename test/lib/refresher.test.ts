@@ -3,7 +3,7 @@
  * sequence, `Retry-After` parsing, the refetch budget, single flight and the states.
  */
 import { describe, expect, test } from 'vitest';
-import { MAX_RETRY_AFTER_MS, parseRetryAfter, Refresher, retryAfterMs } from '../../src/lib/refresher.js';
+import { MAX_RETRY_AFTER_MS, MIN_BACKOFF_MS, parseRetryAfter, Refresher, retryAfterMs } from '../../src/lib/refresher.js';
 import { Clock } from '../helpers/clock.js';
 import { prng } from '../helpers/prng.js';
 
@@ -67,27 +67,126 @@ describe('jitter', () => {
   });
 });
 
-describe('backoff', () => {
-  test('starts between minRefreshIntervalMs and twice it, grows (third gap ≥ 1.5× the first) up to a cap', () => {
+describe('a fleet on the fake clock (the bench:fleet settings)', () => {
+  const POLICY_TTL = 3_000;
+  const make = (clock: Clock, ttlMs: number, minRefreshIntervalMs: number, seed: number): Refresher<number> =>
+    new Refresher<number>({ ttlMs, minRefreshIntervalMs, maxStaleMs: 300_000, timeoutMs: 5_000, now: clock.now, random: prng(seed) });
+
+  test('a budget above a tenth of the TTL narrows the first-refresh window instead of piling draws onto the budget', () => {
     const clock = new Clock(0);
-    for (const r of fleet(clock, 200)) {
+    const firsts: number[] = [];
+    for (let i = 0; i < 200; i += 1) {
+      const r = make(clock, POLICY_TTL, 1_000, i + 1);
       void r.start(async () => { r.succeeded(1); }, true);
+      firsts.push(r.status().nextRefreshAt!);
+    }
+    for (const t of firsts) expect(t).toBeGreaterThanOrEqual(1_000);
+    const atTheBudget = firsts.filter((t) => t === 1_000).length;
+    expect(atTheBudget).toBeLessThanOrEqual(2); // was 26 % of the fleet in one instant
+    expect(peakOverMean(firsts, 1_000, 200, 10)).toBeLessThanOrEqual(2);
+  });
+
+  test('an outage answering 503 + Retry-After: 3 raises no cache\'s rate above its steady one; recovery is no burst', () => {
+    const clock = new Clock(0);
+    // Per replica: a policy (3 s TTL) and a JWKS (6 s TTL, whose steady cadence is slower than Retry-After).
+    const caches = Array.from({ length: 200 }, (_, i) => [make(clock, POLICY_TTL, 250, 2 * i + 1), make(clock, 2 * POLICY_TTL, 1_000, 2 * i + 2)]).flat();
+    const down = { from: 4 * POLICY_TTL, to: 6 * POLICY_TTL };
+    const fetches: { t: number; cache: number }[] = [];
+    for (const r of caches) void r.start(async () => { r.succeeded(1); }, true);
+    for (let t = 0; t < 8 * POLICY_TTL; t += 100) {
+      clock.set(t);
+      caches.forEach((r, cache) => {
+        if (r.current() !== undefined || !r.mayStart(false)) return;
+        fetches.push({ t, cache });
+        void r.start(async () => { if (t >= down.from && t < down.to) r.failed(new Error('503'), 3_000); else r.succeeded(1); }, false);
+      });
+    }
+    const count = (from: number, to: number, odd?: number): number => fetches.filter((f) => f.t >= from && f.t < to && (odd === undefined || f.cache % 2 === odd)).length;
+    const steady = { from: POLICY_TTL, to: down.from };
+    const rate = (w: { from: number; to: number }, odd?: number): number => count(w.from, w.to, odd) / (w.to - w.from);
+    for (const kind of [0, 1]) expect(rate(down, kind)).toBeLessThanOrEqual(rate(steady, kind));
+    for (let cache = 0; cache < caches.length; cache += 1) {
+      const times = fetches.filter((f) => f.cache === cache && f.t >= down.from && f.t < down.to).map((f) => f.t);
+      for (let j = 1; j < times.length; j += 1) expect(times[j]! - times[j - 1]!).toBeGreaterThanOrEqual(3_000);
+    }
+    const steadyPerTenth = (count(steady.from, steady.to) * POLICY_TTL) / 10 / (steady.to - steady.from);
+    const recovery = fetches.filter((f) => f.t >= down.to && f.t < down.to + POLICY_TTL).map((f) => f.t);
+    const counts = new Array<number>(10).fill(0);
+    for (const t of recovery) counts[Math.floor((t - down.to) / (POLICY_TTL / 10))]! += 1;
+    expect(Math.max(...counts)).toBeLessThanOrEqual(2 * steadyPerTenth);
+  });
+});
+
+describe('backoff', () => {
+  /** The waits (ms) a refresher sets after `n` failures in a row, each retried as soon as allowed. */
+  function backoffGaps(r: Refresher<number>, clock: Clock, n: number, retryAfter?: number): number[] {
+    const gaps: number[] = [];
+    for (let i = 0; i < n; i += 1) {
+      const at = clock.now();
+      void r.start(async () => { r.failed(new Error('down'), retryAfter); }, false);
+      gaps.push(r.status().nextRefreshAt! - at);
+      expect(r.start(async () => 0, true)).toBeUndefined(); // not before the backoff, even urgent
+      clock.set(r.status().nextRefreshAt!);
+    }
+    return gaps;
+  }
+
+  test('while a copy is served: the first retry no sooner than a healthy refresh (0.8 × ttlMs), growing (third gap ≥ 1.5× the first)', () => {
+    for (let i = 0; i < 200; i += 1) {
+      const clock = new Clock(0);
+      // A long maxStaleMs: the copy's end does not cut the growth short here (see the next test).
+      const replica = new Refresher<number>({ ttlMs: TTL, minRefreshIntervalMs: MIN, maxStaleMs: 3_600_000, timeoutMs: 5_000, now: clock.now, random: prng(i + 1) });
+      void replica.start(async () => { replica.succeeded(1); }, true);
       clock.set(TTL);
-      const gaps: number[] = [];
-      for (let i = 0; i < 8; i += 1) {
-        const at = clock.now();
-        void r.start(async () => { r.failed(new Error('down')); }, false);
-        gaps.push(r.status().nextRefreshAt! - at);
-        if (i === 0) expect(r.state()).toBe('failing'); // serving the copy, no longer 'fresh'
-        expect(r.start(async () => 0, false)).toBeUndefined(); // not before the backoff
-        clock.set(r.status().nextRefreshAt!);
-      }
+      const gaps = backoffGaps(replica, clock, 3);
+      expect(replica.state()).toBe('failing'); // serving the copy, no longer 'fresh'
+      expect(gaps[0]).toBeGreaterThanOrEqual(0.8 * TTL);
+      expect(gaps[0]).toBeLessThanOrEqual(1.6 * TTL);
+      expect(gaps[1]).toBeGreaterThanOrEqual(gaps[0]!);
+      expect(gaps[2]).toBeGreaterThanOrEqual(1.5 * gaps[0]!);
+    }
+  });
+
+  test('while a copy is served: never a retry past the moment it stops being served', () => {
+    const clock = new Clock(0);
+    const r = new Refresher<number>({ ttlMs: TTL, minRefreshIntervalMs: MIN, maxStaleMs: 300_000, timeoutMs: 5_000, now: clock.now, random: () => 0.99 });
+    void r.start(async () => { r.succeeded(1); }, true);
+    clock.set(TTL);
+    const tries: number[] = [];
+    while (clock.now() < TTL + 300_000) {
+      void r.start(async () => { r.failed(new Error('down')); }, false);
+      tries.push(clock.now());
+      clock.set(r.status().nextRefreshAt!);
+    }
+    expect(tries.length).toBeGreaterThan(2);
+    expect(clock.now()).toBe(TTL + 300_000); // the last retry while the copy could still be served
+  });
+
+  test('nothing usable: starts between minRefreshIntervalMs and twice it, grows (third gap ≥ 1.5× the first), at most 30 s', () => {
+    for (let i = 0; i < 200; i += 1) {
+      const clock = new Clock(0);
+      const r = new Refresher<number>({ ttlMs: TTL, minRefreshIntervalMs: MIN, maxStaleMs: 300_000, timeoutMs: 5_000, now: clock.now, random: prng(i + 1) });
+      const gaps = backoffGaps(r, clock, 8);
+      expect(r.state()).toBe('cold');
       expect(gaps[0]).toBeGreaterThanOrEqual(MIN);
       expect(gaps[0]).toBeLessThanOrEqual(2 * MIN);
       expect(gaps[2]).toBeGreaterThanOrEqual(1.5 * gaps[0]!);
-      for (const g of gaps) expect(g).toBeLessThanOrEqual(TTL);
+      for (const g of gaps) expect(g).toBeLessThanOrEqual(30_000);
       expect(r.status().consecutiveFailures).toBe(8);
-      clock.set(0);
+    }
+  });
+
+  test('a budget of 0 still backs off after failures: at least 1 s, growing, cold or serving, also with a short TTL', () => {
+    for (const ttlMs of [1, 3_000, TTL]) {
+      for (const serving of [false, true]) {
+        const clock = new Clock(0);
+        const r = new Refresher<number>({ ttlMs, minRefreshIntervalMs: 0, maxStaleMs: 3_600_000, timeoutMs: 5_000, now: clock.now, random: prng(ttlMs) });
+        if (serving) void r.start(async () => { r.succeeded(1); }, true);
+        clock.set(ttlMs);
+        const gaps = backoffGaps(r, clock, 3);
+        expect(gaps[0]).toBeGreaterThanOrEqual(MIN_BACKOFF_MS);
+        expect(gaps[2]).toBeGreaterThanOrEqual(1.5 * gaps[0]!);
+      }
     }
   });
 

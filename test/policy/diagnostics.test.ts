@@ -72,8 +72,9 @@ test('a whole timeline publishes fetched, stale-served, revalidated, changed, fa
     expect(failed).toMatchObject({ applicationId: app, reason: 'status' });
     expect(failed!.error).toBeInstanceOf(Error);
 
-    // The failure is reported on the next stale-served event.
-    clock.advance(P.minRefreshIntervalMs);
+    // The failure is reported on the next stale-served event (after the backoff: while a copy is
+    // served, at most 1.6 × ttlMs).
+    clock.advance(2 * P.ttlMs);
     await authz.authorize(id, READ);
     await events.until('failed', 2);
     const staleAfterFailure = events.events.filter((e) => e.type === 'stale-served').at(-1)!.message;

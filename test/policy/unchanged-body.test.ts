@@ -101,7 +101,8 @@ describe('a policy body identical to the cached one', () => {
     ctx.clock.advance(P.ttlMs);
     await authz.authorize(id, READ);
     await ctx.events.until('failed');
-    ctx.clock.advance(P.minRefreshIntervalMs);
+    // After the backoff (while a copy is served: at most 1.6 × ttlMs, within maxStaleMs here).
+    ctx.clock.advance(1.6 * P.ttlMs);
     await authz.authorize(id, READ);
     await ctx.events.until('failed', 2);
     expect(ctx.events.types().filter((t) => t === 'revalidated')).toHaveLength(0);
