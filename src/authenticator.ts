@@ -8,6 +8,7 @@ import { AuthorizerClosedError, IamAuthzError, TokenInvalidError } from './error
 import { StaticKeySet, type KeySet } from './jwks/key-set.js';
 import { RemoteKeySet, type KeySetStatus } from './jwks/remote-key-set.js';
 import type { SharedRuntime } from './shared-options.js';
+import { settled } from './lib/settled.js';
 import { extractBearer } from './token/extract.js';
 import { TokenCache } from './token/token-cache.js';
 import { TokenVerifier } from './token/verify-token.js';
@@ -64,7 +65,7 @@ export function createAuthenticator(config: AuthenticatorConfig, shared: SharedR
     const entry = cache.byHeader(authorization, now());
     if (entry === undefined || keySets.get(entry.identity.claims.iss)?.touch?.() !== undefined) return undefined;
     if (tokenCacheHit.hasSubscribers) tokenCacheHit.publish(HIT);
-    return (entry.promise ??= Object.freeze(Promise.resolve(entry.identity)));
+    return (entry.promise ??= settled(entry.identity));
   }
 
   /** The traced result is the claims alone: a tracing subscriber never sees the token. */

@@ -14,6 +14,7 @@ import { permissionsOf } from './engine/permissions.js';
 import { describeResource, toResourceRef, type ResourceQuery } from './engine/resource.js';
 import { AuthorizerClosedError, PolicyUnavailableError } from './errors.js';
 import { isArray } from './lib/is-array.js';
+import { settled } from './lib/settled.js';
 import { listForLog, type Log } from './lib/logger.js';
 import { PolicyClient, type PolicyEntry, type PolicyStatus } from './policy/policy-client.js';
 import type { SharedRuntime } from './shared-options.js';
@@ -170,12 +171,11 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
       return Promise.reject(error);
     }
     if (found instanceof Promise) return found;
-    const promise = Promise.resolve(found);
     if (found.granted) {
       const policy = policyClients.get(identity.claims.iss)?.peek(identity.claims.app, identity.token)?.policy;
-      if (policy !== undefined && policy.changeId === found.changeId && deeplyFrozen(identity)) grants.remember(identity, query, policy, found, promise);
+      if (policy !== undefined && policy.changeId === found.changeId && deeplyFrozen(identity)) return grants.remember(identity, query, policy, found);
     }
-    return promise;
+    return Promise.resolve(found);
   }
 
   /** The decision, synchronously when the policy is at hand; throws a `TypeError` for a misuse. */
@@ -451,7 +451,8 @@ class GrantMemo {
     return fresh !== undefined && fresh.policy === slot.policy ? slot : undefined;
   }
 
-  remember(identity: Caller, query: AuthorizeQuery, policy: CompiledPolicy, decision: Decision, promise: Promise<Decision>): void {
+  /** Remembers a grant; returns its settled promise (see `settled`), the one every later hit returns. */
+  remember(identity: Caller, query: AuthorizeQuery, policy: CompiledPolicy, decision: Decision): Promise<Decision> {
     const { resource } = query;
     const byNode = 'node' in resource;
     const slot = this.#slots[slotOf(identity, byNode ? resource.node : resource.value)] as GrantSlot;
@@ -465,7 +466,7 @@ class GrantMemo {
     slot.type = byNode ? '' : resource.type;
     slot.value = byNode ? '' : resource.value;
     slot.decision = Object.freeze(decision);
-    slot.promise = Object.freeze(promise);
+    return (slot.promise = settled(decision));
   }
 }
 

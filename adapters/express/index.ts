@@ -43,8 +43,8 @@ export function expressAuthz(authorizer: Authorizer, options: ExpressAuthzOption
     return function iamAuthzGuard(req: Request, res: Response, next: NextFunction): void {
       // Mounted in another framework (Koa passes (ctx, next)): answer 500 there, never crash.
       if (typeof next !== 'function' || typeof (res as Partial<Response> | undefined)?.setHeader !== 'function') {
-        // eslint-disable-next-line prefer-rest-params -- exactly what the other framework passed
-        guards.answerWrongFramework('express', Array.from(arguments));
+        // Its first two arguments tell the framework; `arguments` would be made on every call.
+        guards.answerWrongFramework('express', [req, res, next]);
         return;
       }
       guard(req.headers.authorization, req).then(

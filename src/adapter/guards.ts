@@ -5,10 +5,11 @@
  * resolver threw, which the framework turns into a 500.
  */
 import type { AuthorizeQuery, Authorizer } from '../authorizer.js';
-import type { Decision } from '../types.js';
+import type { Decision, Identity } from '../types.js';
 import { answerOf, checkRealm, IamAuthzError, PermissionDeniedError, withAnswerOptions, type ErrorResponse, type ErrorResponseOptions } from '../errors.js';
 import { inventoryOf, type InventoryRoute } from '../inventory.js';
 import { refuseNulls } from '../lib/option-checks.js';
+import { settledValue } from '../lib/settled.js';
 import type { IamClaims } from '../types.js';
 import { checkMode, checkOptionsObject, parsePermissionArgs, type GuardMode, type PermissionArgs, type ResourceResolver, type RouteOptions } from './permission-args.js';
 import { answerWrongFramework, type AdapterFramework } from './wrong-framework.js';
@@ -180,10 +181,31 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     // Registered now, once: the request path below never touches the inventory.
     inventory?.register({ service, permissions, any, resourceType: type, mode: routeMode ?? adapterMode ?? authorizer.mode, route });
 
+    // The last question and answer of this guard, reused while they repeat (one resource asked
+    // again and again, a cached token granted again): no query nor state object per request. The
+    // state is frozen, being shared by the requests it is attached to.
+    let lastQuery: AuthorizeQuery | undefined;
+    let lastState: IamState | undefined;
+
+    function queryOf(resolved: unknown, mode: GuardMode): AuthorizeQuery {
+      const last = lastQuery;
+      if (last !== undefined && last.mode === mode && (byNode ? (last.resource as { node: unknown }).node : (last.resource as { value: unknown }).value) === resolved) return last;
+      return (lastQuery = Object.freeze({ service, permission: asked, resource: Object.freeze(byNode ? { node: resolved as string } : { type, value: resolved as string }), mode }));
+    }
+
+    function grantedState(identity: Identity, decision: Decision): IamState {
+      const last = lastState;
+      if (last?.decision === decision && last.claims === identity.claims && last.token === identity.token) return last;
+      return (lastState = Object.freeze({ token: identity.token, claims: identity.claims, decision }));
+    }
+
+    // Kept small: an async function's frame (all its locals) is copied to the heap at each await.
+    // A cached answer (a settled promise, see `settledValue`) is read at once, not awaited.
     return async (authorization, req) => {
       let identity;
       try {
-        identity = await authorizer.authenticate(authorization);
+        const authenticating = authorizer.authenticate(authorization);
+        identity = settledValue(authenticating) ?? await authenticating;
       } catch (error) {
         return rejected(error);
       }
@@ -192,18 +214,22 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
       const returned: unknown = resolve(req);
       const resolved: unknown = isThenable(returned) ? await returned : returned;
       const mode = routeMode ?? adapterMode ?? authorizer.mode;
-      if (single && !Array.isArray(resolved)) {
-        // The usual route: one resource, one permission; no batch, no per-resource bookkeeping.
-        let decision: Decision;
-        try {
-          decision = await authorizer.authorize(identity, { service, permission: asked, resource: byNode ? { node: resolved as string } : { type, value: resolved as string }, mode });
-        } catch (error) {
-          return rejected(error);
-        }
-        if (decision.granted) return { token: identity.token, claims: identity.claims, decision };
-        if (mode !== 'report') return rejected(new PermissionDeniedError(decision, service, asked));
-        return { token: identity.token, claims: identity.claims, decision, shadow: true };
+      // Several resources or permissions: a batch, with per-resource bookkeeping.
+      if (!single || Array.isArray(resolved)) return decideEach(identity, resolved, mode);
+      // The usual route: one resource, one permission.
+      let decision: Decision;
+      try {
+        const deciding = authorizer.authorize(identity, queryOf(resolved, mode));
+        decision = settledValue(deciding) ?? await deciding;
+      } catch (error) {
+        return rejected(error);
       }
+      if (decision.granted) return grantedState(identity, decision);
+      if (mode !== 'report') return rejected(new PermissionDeniedError(decision, service, asked));
+      return { token: identity.token, claims: identity.claims, decision, shadow: true };
+    };
+
+    async function decideEach(identity: Identity, resolved: unknown, mode: GuardMode): Promise<IamState> {
       // An empty list names no resource: it is checked as `undefined`, which denies.
       const values: readonly unknown[] = Array.isArray(resolved) && resolved.length > 0 ? resolved : [Array.isArray(resolved) ? undefined : resolved];
       const queries = values.flatMap((value) => permissions.map((permission) => ({
@@ -228,7 +254,7 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
       const state: IamState = { token: identity.token, claims: identity.claims, decision };
       const withAll = decisions.length > 1 ? { ...state, decisions } : state;
       return denial ? { ...withAll, shadow: true } : withAll;
-    };
+    }
   }
 
   return {

@@ -8,6 +8,7 @@
 import { startDevIam, type DevIam, type DevIamConfig } from 'iam-authz-dev';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { allocation } from '../../bench/lib/alloc.js';
+import { createGuards } from '../../src/adapter/index.js';
 import { createAuthorizer, type Authorizer, type Identity } from '../../src/index.js';
 import { TokenCache } from '../../src/token/token-cache.js';
 import { NOW_MS, NOW_SEC } from '../helpers/index.js';
@@ -57,6 +58,19 @@ describe('allocation on the cached path', () => {
     // What is left is a boxed clock reading or two (16 bytes each).
     expect(authenticate.bytesPerCall - floor.bytesPerCall, JSON.stringify(report)).toBeLessThanOrEqual(64);
     expect(authorize.bytesPerCall - floor.bytesPerCall, JSON.stringify(report)).toBeLessThanOrEqual(64);
+  });
+
+  test('a guard answering a cached token with a remembered grant allocates little beyond its own promise', async () => {
+    const guard = createGuards<{ vin: string }>(authorizer).requirePermission('vehicle-service', 'READ', 'VIN', (req) => req.vin);
+    const req = { vin: 'A' };
+    const first = await guard(authorization, req);
+    expect(first?.decision?.granted).toBe(true);
+    expect(await guard(authorization, req)).toBe(first); // the same frozen state, while the answer repeats
+    const floor = await allocation(() => settled);
+    const guarded = await allocation(() => guard(authorization, req));
+    // Before: about 1,200 bytes above the floor (two awaits, a large async frame, query, resource
+    // and state objects per request); now the guard's own promise and frame.
+    expect(guarded.bytesPerCall - floor.bytesPerCall, JSON.stringify({ floor, guarded })).toBeLessThanOrEqual(400);
   });
 });
 
