@@ -33,12 +33,14 @@ import type { ServerKind } from '../http/kinds.js';
 import { verifyAndParse } from './floor.js';
 
 const { values } = parseArgs({
+  allowNegative: true,
   options: {
     check: { type: 'boolean', default: false },
     'write-baseline': { type: 'boolean', default: false },
     parts: { type: 'string' },
     frameworks: { type: 'string', default: 'fastify,express' },
     peers: { type: 'boolean' },
+    platform: { type: 'boolean' },
     rounds: { type: 'string' },
     duration: { type: 'string' },
     warmup: { type: 'string' },
@@ -67,6 +69,8 @@ const connections = num(values.connections, 10, 'connections');
 const tokenCount = num(values.tokens, defaults.tokens, 'tokens');
 const micro = { batches: num(values.batches, defaults.batches, 'batches'), batchMs: num(values['batch-ms'], defaults.batchMs, 'batch-ms'), warmupMs: num(values['warmup-ms'], defaults.warmupMs, 'warmup-ms') };
 const peers = values.peers ?? defaults.peers;
+/** The platform-limit figures (a no-op guard / bare, the ceiling's work in a guard / ceiling): on unless `--no-platform`. */
+const platform = values.platform ?? true;
 const parts = (values.parts ?? 'micro,http').split(',');
 const frameworks = values.frameworks.split(',');
 for (const f of frameworks) if (f !== 'fastify' && f !== 'express') throw new TypeError(`--frameworks: unknown framework ${f}`);
@@ -109,8 +113,13 @@ if (parts.includes('http')) {
     const name = f === 'fastify' ? 'Fastify' : 'Express';
     // Every request's token verified in full: with a pool cycled in order, the default cache would
     // keep its first 1,000 tokens and answer part of the requests (1,000 / pool size) from memory.
+    const guard = f === 'fastify' ? 'onRequest hook' : 'middleware';
     pairs.push({ id: `${f}-distinct/ceiling`, label: `${name}: distinct tokens / ceiling server`, target: 0.95, workload: 'distinct', ours: `${f}-iam-nocache` as ServerKind, ceiling: `${f}-ceiling` as ServerKind });
+    // The platform's limit for the figure above: the ceiling's work moved into a guard (a ${guard}).
+    if (platform) pairs.push({ id: `${f}-ceiling-hook/ceiling`, label: `${name}: platform limit: no-op ${guard} + verify + parse / ceiling server`, workload: 'distinct', ours: `${f}-ceiling-hook` as ServerKind, ceiling: `${f}-ceiling` as ServerKind });
     pairs.push({ id: `${f}-guarded/bare`, label: `${name}: guarded / bare, cached token`, target: f === 'fastify' ? 0.9 : 0.92, workload: 'repeated', ours: `${f}-iam` as ServerKind, ceiling: `${f}-bare` as ServerKind });
+    // The platform's limit for the figure above: a guard that does nothing.
+    if (platform) pairs.push({ id: `${f}-noop/bare`, label: `${name}: platform limit: no-op ${guard} / bare`, workload: 'repeated', ours: `${f}-noop` as ServerKind, ceiling: `${f}-bare` as ServerKind });
     if (peers) {
       const peer: ServerKind = f === 'fastify' ? 'fastify-jwt' : 'express-oauth2-jwt-bearer';
       pairs.push({ id: `${f}-peer-distinct/ceiling`, label: `${name}: ${peer}, distinct tokens / ceiling server`, workload: 'distinct', ours: peer, ceiling: `${f}-ceiling` as ServerKind });
