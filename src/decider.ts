@@ -171,7 +171,9 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
       return Promise.reject(error);
     }
     if (found instanceof Promise) return found;
-    if (found.granted) {
+    // Remembered from the second grant to the same caller on: a caller seen once (a token verified
+    // for one request, `tokenCache: false`) costs one pointer store, not a frozen, registered answer.
+    if (found.granted && grants.seenBefore(identity, query)) {
       const policy = policyClients.get(identity.claims.iss)?.peek(identity.claims.app, identity.token)?.policy;
       if (policy !== undefined && policy.changeId === found.changeId && deeplyFrozen(identity)) return grants.remember(identity, query, policy, found);
     }
@@ -406,6 +408,8 @@ function deniedEvent(identity: Caller, query: AuthorizeQuery, decision: Decision
 
 /** One remembered grant; the fields say which question, caller and policy it answers. */
 interface GrantSlot {
+  /** The caller granted something at this slot last (remembered from its second grant on). */
+  candidate: Caller | undefined;
   identity: Caller | undefined;
   policy: CompiledPolicy | undefined;
   service: string;
@@ -432,7 +436,7 @@ const NO_PROMISE = Promise.resolve(NO_DECISION);
  * decision it holds is frozen, being shared by every request it answers.
  */
 class GrantMemo {
-  readonly #slots: GrantSlot[] = Array.from({ length: GRANT_SLOTS }, () => ({ identity: undefined, policy: undefined, service: '', permission: '', node: undefined, type: '', value: '', decision: NO_DECISION, promise: NO_PROMISE }));
+  readonly #slots: GrantSlot[] = Array.from({ length: GRANT_SLOTS }, () => ({ candidate: undefined, identity: undefined, policy: undefined, service: '', permission: '', node: undefined, type: '', value: '', decision: NO_DECISION, promise: NO_PROMISE }));
 
   /** The slot answering `query` for `identity` under the fresh policy now, or `undefined`. */
   find(identity: Caller, query: AuthorizeQuery, clients: ReadonlyMap<string, PolicyClient>): GrantSlot | undefined {
@@ -449,6 +453,15 @@ class GrantMemo {
     if (byNode ? slot.node !== asked : slot.node !== undefined || slot.value !== asked || slot.type !== (resource as { type: string }).type) return undefined;
     const fresh = clients.get(identity.claims.iss)?.peek(identity.claims.app, identity.token);
     return fresh !== undefined && fresh.policy === slot.policy ? slot : undefined;
+  }
+
+  /** Whether `identity` was granted something at this question's slot before; notes it if not. */
+  seenBefore(identity: Caller, query: AuthorizeQuery): boolean {
+    const { resource } = query;
+    const slot = this.#slots[slotOf(identity, 'node' in resource ? resource.node : resource.value)] as GrantSlot;
+    if (slot.candidate === identity) return true;
+    slot.candidate = identity;
+    return false;
   }
 
   /** Remembers a grant; returns its settled promise (see `settled`), the one every later hit returns. */

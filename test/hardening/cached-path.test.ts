@@ -63,6 +63,7 @@ describe('allocation on the cached path', () => {
   test('a guard answering a cached token with a remembered grant allocates little beyond its own promise', async () => {
     const guard = createGuards<{ vin: string }>(authorizer).requirePermission('vehicle-service', 'READ', 'VIN', (req) => req.vin);
     const req = { vin: 'A' };
+    await guard(authorization, req); // the grant is remembered from the second one on
     const first = await guard(authorization, req);
     expect(first?.decision?.granted).toBe(true);
     expect(await guard(authorization, req)).toBe(first); // the same frozen state, while the answer repeats
@@ -88,6 +89,7 @@ describe('what the cached path answers', () => {
 
   test('a repeated grant is the same frozen decision, equal to what the full path decides', async () => {
     const identity = await authorizer.authenticate(authorization);
+    await authorizer.authorize(identity, READ_A); // remembered from the second grant on
     const first = await authorizer.authorize(identity, READ_A);
     const again = await authorizer.authorize(identity, { ...READ_A, resource: { ...READ_A.resource } });
     expect(again).toBe(first);
