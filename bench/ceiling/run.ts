@@ -37,6 +37,8 @@ import { allocation, type Allocation } from '../lib/alloc.js';
 import { environmentLine, measureInterleaved, type BenchCase, type MeasureResult } from '../lib/measure.js';
 import { measureServer, median, startBenchIam, startServer, TENANT, type Sample, type Server, type Workload } from '../http/harness.js';
 import type { ServerKind } from '../http/kinds.js';
+import { expressAuthz } from '../../adapters/express/index.js';
+import { fastifyAuthz } from '../../adapters/fastify/index.js';
 import { verifyAndParse } from './floor.js';
 
 const { values } = parseArgs({
@@ -107,6 +109,8 @@ interface Figure {
 const figures: Figure[] = [];
 /** Young-generation allocation of the cached path (in-process part only). */
 const allocations: (Allocation & { name: string; above: number })[] = [];
+/** The guards alone, in-process: CPU µs and bytes per call. */
+const guardCosts: { name: string; cpuUs: number; bytes: number }[] = [];
 
 const started = performance.now();
 const elapsed = (): string => `[${((performance.now() - started) / 1000).toFixed(1)} s]`;
@@ -207,6 +211,28 @@ if (parts.includes('micro')) {
     const a = await allocation(fn);
     allocations.push({ name, ...a, above: a.bytesPerCall - (name.includes('+') ? allocFloor2 : allocFloor).bytesPerCall });
   }
+  // The guards alone, in-process: a Fastify onRequest hook and an Express middleware of the
+  // adapters (cached token, remembered grant) next to a no-op hook and middleware, called with
+  // minimal request and reply objects. What the guard adds to a request's CPU, without the
+  // framework, the sockets and autocannon: the part of guarded / bare that is ours.
+  const fastifyHook = fastifyAuthz(cached).requirePermission('vehicle-service', 'READ', 'VIN', (request) => (request.params as { vin: string }).vin) as unknown as (request: unknown, reply: unknown) => Promise<void>;
+  const expressGuard = expressAuthz(cached).requirePermission('vehicle-service', 'READ', 'VIN', (request) => request.params.vin) as unknown as (req: unknown, res: unknown, next: () => void) => void;
+  const request = { headers: { authorization }, params: { vin: 'WVW1' }, iam: null as unknown };
+  const reply = { code() { return this; }, send() { return this; }, sent: false };
+  const response = { setHeader() { /* unused: granted */ }, headersSent: false };
+  const noopHook = async (): Promise<void> => { /* lets everything through */ };
+  const noopMiddleware = (_req: unknown, _res: unknown, next: () => void): void => { next(); };
+  const viaNext = (mw: (req: unknown, res: unknown, next: () => void) => void) => () => new Promise<void>((resolve) => { mw(request, response, resolve); });
+  await fastifyHook(request, reply);
+  if ((request.iam as { decision?: { granted?: boolean } } | null)?.decision?.granted !== true) throw new Error('the Fastify hook did not grant');
+  const guardCases: BenchCase[] = [
+    { name: 'Fastify: no-op onRequest hook', fn: () => noopHook() },
+    { name: 'Fastify: iam-authz onRequest hook', fn: () => fastifyHook(request, reply) },
+    { name: 'Express: no-op middleware', fn: viaNext(noopMiddleware) },
+    { name: 'Express: iam-authz middleware', fn: viaNext(expressGuard) },
+  ];
+  console.error(`${elapsed()} guards in-process: ${micro.batches} interleaved rounds…`);
+  for (const r of await measureInterleaved(guardCases, { ...micro, alternate: true })) guardCosts.push({ name: r.name, cpuUs: 1e6 / r.opsPerCpuSec, bytes: (await allocation(guardCases.find((c) => c.name === r.name)!.fn)).bytesPerCall });
   await Promise.all([uncached.close(), cached.close()]);
 }
 
@@ -283,9 +309,14 @@ for (const f of figures) {
   console.log(`| ${f.label} | ${fmt(m)} | ${range(f.ratios)} | ${target} | ${abs(f.ours, f.unit)} / ${abs(f.ceiling, f.unit)} ${f.unit} | ${fmt(cpu)} | ${range(f.cpuRatios)} |${tail}`);
 }
 if (allocations.length > 0) {
-  console.log('\n| allocation, cached path | bytes per call | beyond awaiting a settled promise (each) | scavenges per 100,000 calls |');
+  console.log('\n| allocation, cached path | bytes per call | beyond its floor | scavenges per 100,000 calls |');
   console.log('|---|---|---|---|');
   for (const a of allocations) console.log(`| ${a.name} | ${a.bytesPerCall.toFixed(0)} | ${a.above.toFixed(0)} | ${a.scavenges} |`);
+}
+if (guardCosts.length > 0) {
+  console.log('\n| guard alone, in-process (cached token, remembered grant) | CPU µs per call | bytes per call |');
+  console.log('|---|---|---|');
+  for (const g of guardCosts) console.log(`| ${g.name} | ${g.cpuUs.toFixed(3)} | ${g.bytes.toFixed(0)} |`);
 }
 console.log(`\nper-round ratios (wall clock; per CPU-s): ${figures.map((f) => `${f.id} [${f.ratios.map(fmt).join(' ')}; ${f.cpuRatios.map(fmt).join(' ')}]`).join(', ')}`);
 
