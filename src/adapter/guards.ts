@@ -193,9 +193,17 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
       return (lastQuery = Object.freeze({ service, permission: asked, resource: Object.freeze(byNode ? { node: resolved as string } : { type, value: resolved as string }), mode }));
     }
 
+    /** The caller granted last without a shared state: the state is frozen and kept from its second grant on. */
+    let lastGranted: Identity | undefined;
+
     function grantedState(identity: Identity, decision: Decision): IamState {
       const last = lastState;
       if (last?.decision === decision && last.claims === identity.claims && last.token === identity.token) return last;
+      // A caller seen once (distinct tokens) gets a state of its own, nothing frozen nor kept.
+      if (lastGranted !== identity) {
+        lastGranted = identity;
+        return { token: identity.token, claims: identity.claims, decision };
+      }
       return (lastState = Object.freeze({ token: identity.token, claims: identity.claims, decision }));
     }
 
