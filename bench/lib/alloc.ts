@@ -17,6 +17,8 @@ import { runInNewContext } from 'node:vm';
 export interface Allocation {
   /** Median young-generation growth per call, bytes (chunks with a scavenge discarded). */
   bytesPerCall: number;
+  /** The least growth per call of any chunk: other work in the process (a timer, a server in it) only adds. */
+  minBytesPerCall: number;
   /** Minor GCs (scavenges) while `calls` calls ran. */
   scavenges: number;
   /** Major GCs (mark-compact) while `calls` calls ran. */
@@ -83,5 +85,5 @@ export async function allocation(fn: () => unknown, calls = 100_000, chunk = 1_0
   await run(fn, calls, isAsync);
   await new Promise((resolve) => setTimeout(resolve, 20)); // entries are delivered asynchronously
   observer.disconnect();
-  return { bytesPerCall: perChunk.length > 0 ? (perChunk[perChunk.length >> 1] as number) : Number.NaN, scavenges, majorGcs, calls };
+  return { bytesPerCall: perChunk.length > 0 ? (perChunk[perChunk.length >> 1] as number) : Number.NaN, minBytesPerCall: perChunk[0] ?? Number.NaN, scavenges, majorGcs, calls };
 }

@@ -56,8 +56,10 @@ describe('allocation on the cached path', () => {
     // Before: about 470 and 670 bytes per call above the floor (extraction, slicing, an async
     // function's promise, lru-cache's options object, the query's reference, roles and decision).
     // What is left is a boxed clock reading or two (16 bytes each).
-    expect(authenticate.bytesPerCall - floor.bytesPerCall, JSON.stringify(report)).toBeLessThanOrEqual(64);
-    expect(authorize.bytesPerCall - floor.bytesPerCall, JSON.stringify(report)).toBeLessThanOrEqual(64);
+    // The least of 15 chunks: whatever else runs in this process (the IAM answering a background
+    // refresh, the runner's own messages) can only add.
+    expect(authenticate.minBytesPerCall - floor.minBytesPerCall, JSON.stringify(report)).toBeLessThanOrEqual(64);
+    expect(authorize.minBytesPerCall - floor.minBytesPerCall, JSON.stringify(report)).toBeLessThanOrEqual(64);
   });
 
   test('a guard answering a cached token with a remembered grant allocates little beyond its own promise', async () => {
@@ -71,7 +73,7 @@ describe('allocation on the cached path', () => {
     const guarded = await allocation(() => guard(authorization, req));
     // Before: about 1,200 bytes above the floor (two awaits, a large async frame, query, resource
     // and state objects per request); now the guard's own promise and frame.
-    expect(guarded.bytesPerCall - floor.bytesPerCall, JSON.stringify({ floor, guarded })).toBeLessThanOrEqual(400);
+    expect(guarded.minBytesPerCall - floor.minBytesPerCall, JSON.stringify({ floor, guarded })).toBeLessThanOrEqual(400);
   });
 });
 
