@@ -5,7 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Authorizer, IamAuthzError } from '../../src/index.js';
-import { createGuards, wrapGuards, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
+import { createGuards, settledValue, wrapGuards, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,7 +54,8 @@ export function hooksOver(authorizer: Authorizer, options: FastifyAuthzOptions, 
       }
       let state: IamState | undefined;
       try {
-        state = await guard(request.headers.authorization, request);
+        const guarding = guard(request.headers.authorization, request);
+        state = settledValue(guarding) ?? await guarding; // a cached answer is read, not awaited
       } catch (error) {
         return refuse(error, request, reply);
       }

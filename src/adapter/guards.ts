@@ -9,7 +9,7 @@ import type { Decision, Identity } from '../types.js';
 import { answerOf, checkRealm, IamAuthzError, PermissionDeniedError, withAnswerOptions, type ErrorResponse, type ErrorResponseOptions } from '../errors.js';
 import { inventoryOf, type InventoryRoute } from '../inventory.js';
 import { refuseNulls } from '../lib/option-checks.js';
-import { settledValue } from '../lib/settled.js';
+import { settled, settledValue } from '../lib/settled.js';
 import type { IamClaims } from '../types.js';
 import { checkMode, checkOptionsObject, parsePermissionArgs, type GuardMode, type PermissionArgs, type ResourceResolver, type RouteOptions } from './permission-args.js';
 import { answerWrongFramework, type AdapterFramework } from './wrong-framework.js';
@@ -143,6 +143,16 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     throw error;
   }
 
+  /** {@link rejected}, as a rejected promise. */
+  function failed(error: unknown): Promise<never> {
+    try {
+      return rejected(error);
+    } catch (thrown) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as it came
+      return Promise.reject(thrown);
+    }
+  }
+
   async function refusal(error: unknown, runOnError: (() => unknown) | undefined, answered: (returned: unknown) => boolean): Promise<Refusal> {
     if (!(error instanceof IamAuthzError) || passErrors) return { action: 'pass', error };
     if (runOnError !== undefined) {
@@ -195,47 +205,91 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
 
     /** The caller granted last without a shared state: the state is frozen and kept from its second grant on. */
     let lastGranted: Identity | undefined;
+    /** {@link lastState} as a settled promise. */
+    let lastAnswer: Promise<IamState> | undefined;
 
-    function grantedState(identity: Identity, decision: Decision): IamState {
+    function grantedState(identity: Identity, decision: Decision): Promise<IamState> {
       const last = lastState;
-      if (last?.decision === decision && last.claims === identity.claims && last.token === identity.token) return last;
+      if (last?.decision === decision && last.claims === identity.claims && last.token === identity.token) return lastAnswer as Promise<IamState>;
       // A caller seen once (distinct tokens) gets a state of its own, nothing frozen nor kept.
       if (lastGranted !== identity) {
         lastGranted = identity;
-        return { token: identity.token, claims: identity.claims, decision };
+        return Promise.resolve({ token: identity.token, claims: identity.claims, decision });
       }
-      return (lastState = Object.freeze({ token: identity.token, claims: identity.claims, decision }));
+      lastState = Object.freeze({ token: identity.token, claims: identity.claims, decision });
+      return (lastAnswer = settled(lastState));
     }
 
-    // Kept small: an async function's frame (all its locals) is copied to the heap at each await.
-    // A cached answer (a settled promise, see `settledValue`) is read at once, not awaited.
-    return async (authorization, req) => {
-      let identity;
+    // Synchronous while every answer is at hand — a cached token and a remembered grant are settled
+    // promises (see `settledValue`), the resolver returns a value — and then the guard's answer is a
+    // settled promise too, which an adapter reads without awaiting. Anything else continues in the
+    // async functions below, each kept small: an async function's locals are copied to the heap.
+    return (authorization, req) => {
+      let authenticating: Promise<Identity>;
       try {
-        const authenticating = authorizer.authenticate(authorization);
-        identity = settledValue(authenticating) ?? await authenticating;
+        authenticating = authorizer.authenticate(authorization);
+      } catch (error) {
+        return failed(error);
+      }
+      const identity = settledValue(authenticating);
+      if (identity === undefined) return afterAuthentication(authenticating, req);
+      // A resolver that throws is the application's bug: its error goes on untouched (a 500).
+      // A value is used as it is; only a promise (or thenable) costs a tick.
+      let returned: unknown;
+      try {
+        returned = resolve(req);
+      } catch (error) {
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the resolver's own error, untouched
+        return Promise.reject(error);
+      }
+      return isThenable(returned) ? afterResolver(identity, returned) : decideResolved(identity, returned);
+    };
+
+    async function afterAuthentication(authenticating: Promise<Identity>, req: Req): Promise<IamState> {
+      let identity: Identity;
+      try {
+        identity = await authenticating;
       } catch (error) {
         return rejected(error);
       }
-      // A resolver that throws is the application's bug: its error goes on untouched (a 500).
-      // A value is used as it is; only a promise (or thenable) costs a tick.
       const returned: unknown = resolve(req);
-      const resolved: unknown = isThenable(returned) ? await returned : returned;
+      return decideResolved(identity, isThenable(returned) ? await returned : returned);
+    }
+
+    async function afterResolver(identity: Identity, returned: PromiseLike<unknown>): Promise<IamState> {
+      return decideResolved(identity, await returned);
+    }
+
+    function decideResolved(identity: Identity, resolved: unknown): Promise<IamState> {
       const mode = routeMode ?? adapterMode ?? authorizer.mode;
       // Several resources or permissions: a batch, with per-resource bookkeeping.
       if (!single || Array.isArray(resolved)) return decideEach(identity, resolved, mode);
       // The usual route: one resource, one permission.
+      let deciding: Promise<Decision>;
+      try {
+        deciding = authorizer.authorize(identity, queryOf(resolved, mode));
+      } catch (error) {
+        return failed(error);
+      }
+      const decision = settledValue(deciding);
+      return decision === undefined ? afterDecision(identity, deciding, mode) : answer(identity, decision, mode);
+    }
+
+    async function afterDecision(identity: Identity, deciding: Promise<Decision>, mode: GuardMode): Promise<IamState> {
       let decision: Decision;
       try {
-        const deciding = authorizer.authorize(identity, queryOf(resolved, mode));
-        decision = settledValue(deciding) ?? await deciding;
+        decision = await deciding;
       } catch (error) {
         return rejected(error);
       }
+      return answer(identity, decision, mode);
+    }
+
+    function answer(identity: Identity, decision: Decision, mode: GuardMode): Promise<IamState> {
       if (decision.granted) return grantedState(identity, decision);
-      if (mode !== 'report') return rejected(new PermissionDeniedError(decision, service, asked));
-      return { token: identity.token, claims: identity.claims, decision, shadow: true };
-    };
+      if (mode !== 'report') return failed(new PermissionDeniedError(decision, service, asked));
+      return Promise.resolve({ token: identity.token, claims: identity.claims, decision, shadow: true });
+    }
 
     async function decideEach(identity: Identity, resolved: unknown, mode: GuardMode): Promise<IamState> {
       // An empty list names no resource: it is checked as `undefined`, which denies.

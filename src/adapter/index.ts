@@ -22,5 +22,6 @@ export {
   type RouteOptions,
 } from './guards.js';
 export { parsePermissionArgs } from './permission-args.js';
+export { settledValue } from '../lib/settled.js';
 export type { AdapterFramework } from './wrong-framework.js';
 export { toErrorResponse, toResponse, type ErrorResponse, type ErrorResponseOptions, type ProblemDetails } from '../errors.js';
