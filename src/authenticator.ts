@@ -56,8 +56,8 @@ export function createAuthenticator(config: AuthenticatorConfig, shared: SharedR
 
   /**
    * The cached path, allocation-free: the very `Authorization` value seen before, whose token is
-   * still cached and whose key set needs no refresh in this request, gets the entry's settled,
-   * frozen promise of its identity. Everything else (a first sight, a header spelled differently,
+   * still cached and whose key set needs no refresh in this request, gets the entry's settled
+   * promise of its identity. Everything else (a first sight, a header spelled differently,
    * a refresh to wait for, a closed authenticator) goes through {@link verifyBearer}.
    */
   function cachedByHeader(authorization: string | undefined): Promise<Identity> | undefined {

@@ -6,9 +6,12 @@
  */
 const values = new WeakMap<Promise<unknown>, unknown>();
 
-/** A frozen promise fulfilled with `value` (not a thenable), readable with {@link settledValue}. */
+/**
+ * A promise fulfilled with `value` (not a thenable), readable with {@link settledValue}. Not frozen:
+ * Node's async hooks may tag a promise made before they were enabled when it is next used.
+ */
 export function settled<T extends object>(value: T): Promise<T> {
-  const promise = Object.freeze(Promise.resolve(value));
+  const promise = Promise.resolve(value);
   values.set(promise, value);
   return promise;
 }

@@ -50,7 +50,7 @@ export interface CacheEntry {
   readonly expiresAtMs: number;
   /** The LRU key (the token's last characters), kept so that a front hit looks it up without slicing the token again. */
   readonly key: string;
-  /** The identity as a settled, frozen promise: made on the first front hit, then handed to every later one. */
+  /** The identity as a settled promise: made on the first front hit, then handed to every later one. */
   promise: Promise<Identity> | undefined;
 }
 
