@@ -8,6 +8,7 @@ import { AuthorizerClosedError, IamAuthzError, TokenInvalidError } from './error
 import { StaticKeySet, type KeySet } from './jwks/key-set.js';
 import { RemoteKeySet, type KeySetStatus } from './jwks/remote-key-set.js';
 import type { SharedRuntime } from './shared-options.js';
+import { settled } from './lib/settled.js';
 import { extractBearer } from './token/extract.js';
 import { TokenCache } from './token/token-cache.js';
 import { TokenVerifier } from './token/verify-token.js';
@@ -49,8 +50,22 @@ export function createAuthenticator(config: AuthenticatorConfig, shared: SharedR
 
   /** Traced only while someone listens (`iam-authz/otel`): otherwise one property check. */
   function authenticate(authorization: string | undefined): Promise<Identity> {
-    if (!authenticateTrace.hasSubscribers) return verifyBearer(authorization);
+    if (!authenticateTrace.hasSubscribers) return cachedByHeader(authorization) ?? verifyBearer(authorization);
     return tracedAuthenticate(authorization);
+  }
+
+  /**
+   * The cached path, allocation-free: the very `Authorization` value seen before, whose token is
+   * still cached and whose key set needs no refresh in this request, gets the entry's settled
+   * promise of its identity. Everything else (a first sight, a header spelled differently,
+   * a refresh to wait for, a closed authenticator) goes through {@link verifyBearer}.
+   */
+  function cachedByHeader(authorization: string | undefined): Promise<Identity> | undefined {
+    if (cache === undefined || closed || typeof authorization !== 'string') return undefined;
+    const entry = cache.byHeader(authorization, now());
+    if (entry === undefined || keySets.get(entry.identity.claims.iss)?.touch?.() !== undefined) return undefined;
+    if (tokenCacheHit.hasSubscribers) tokenCacheHit.publish(HIT);
+    return (entry.promise ??= settled(entry.identity));
   }
 
   /** The traced result is the claims alone: a tracing subscriber never sees the token. */
@@ -69,13 +84,16 @@ export function createAuthenticator(config: AuthenticatorConfig, shared: SharedR
       if (closed) throw new AuthorizerClosedError();
       const token = extractBearer(authorization, maxTokenBytes);
       if (cache) {
-        const hit = cache.get(token, now());
-        if (hit) {
+        const entry = cache.entry(token, now());
+        if (entry) {
+          const hit = entry.identity;
           // A promise only where refreshes cannot run in the background (workerd): this request
           // refreshes the keys, and the hit stands only if the token's key survived the refresh.
           const refreshing = keySets.get(hit.claims.iss)?.touch?.();
           if (!refreshing || (await refreshing, cache.get(token, now()) === hit)) {
             if (tokenCacheHit.hasSubscribers) tokenCacheHit.publish(HIT);
+            // The same header next time: found by cachedByHeader, without extracting the token.
+            cache.remember(authorization as string, entry);
             return hit;
           }
         }
@@ -86,7 +104,8 @@ export function createAuthenticator(config: AuthenticatorConfig, shared: SharedR
       const identity = verified instanceof Promise ? await verified : verified;
       // Checked before caching, so a cache hit is always of an accepted application.
       if (applications && !applications.has(identity.claims.app)) throw foreignApplication(identity.claims.app, applications);
-      cache?.set(identity, now(), generation);
+      const entry = cache?.set(identity, now(), generation);
+      if (entry) cache?.remember(authorization as string, entry);
       return identity;
     } catch (error) {
       if (authenticateFailed.hasSubscribers && error instanceof IamAuthzError) {

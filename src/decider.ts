@@ -14,6 +14,7 @@ import { permissionsOf } from './engine/permissions.js';
 import { describeResource, toResourceRef, type ResourceQuery } from './engine/resource.js';
 import { AuthorizerClosedError, PolicyUnavailableError } from './errors.js';
 import { isArray } from './lib/is-array.js';
+import { settled } from './lib/settled.js';
 import { listForLog, type Log } from './lib/logger.js';
 import { PolicyClient, type PolicyEntry, type PolicyStatus } from './policy/policy-client.js';
 import type { SharedRuntime } from './shared-options.js';
@@ -145,7 +146,42 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
     return authorizeTrace.tracePromise(decideQuery, context, undefined, identity, query);
   }
 
-  async function decideQuery(identity: Caller, query: AuthorizeQuery): Promise<Decision> {
+  /**
+   * Grants decided on the spot from a fresh policy, remembered by caller, query and policy (see
+   * {@link GrantMemo}): the same question asked again under the same policy is answered with the
+   * same frozen decision and settled promise, allocating nothing. Denials are never remembered:
+   * each one may refetch the policy.
+   */
+  const grants = new GrantMemo();
+
+  function decideQuery(identity: Caller, query: AuthorizeQuery): Promise<Decision> {
+    if (!closed) {
+      const remembered = grants.find(identity, query, policyClients);
+      if (remembered) {
+        inForce(remembered.policy as CompiledPolicy);
+        logDecision(identity, query, remembered.decision);
+        return remembered.promise;
+      }
+    }
+    let found: Decision | Promise<Decision>;
+    try {
+      found = decideNow(identity, query);
+    } catch (error) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as it came, like the async function it replaces
+      return Promise.reject(error);
+    }
+    if (found instanceof Promise) return found;
+    // Remembered from the second grant to the same caller on: a caller seen once (a token verified
+    // for one request, `tokenCache: false`) costs one pointer store, not a frozen, registered answer.
+    if (found.granted && grants.seenBefore(identity, query)) {
+      const policy = policyClients.get(identity.claims.iss)?.peek(identity.claims.app, identity.token)?.policy;
+      if (policy !== undefined && policy.changeId === found.changeId && deeplyFrozen(identity)) return grants.remember(identity, query, policy, found);
+    }
+    return Promise.resolve(found);
+  }
+
+  /** The decision, synchronously when the policy is at hand; throws a `TypeError` for a misuse. */
+  function decideNow(identity: Caller, query: AuthorizeQuery): Decision | Promise<Decision> {
     if (closed) throw new AuthorizerClosedError();
     checkCaller('authorize', identity);
     checkQuery('authorize', query);
@@ -157,7 +193,10 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
     // Without roles for this resource no policy can grant: deny without asking the policy API.
     if (roles.length === 0) return denied(identity, query, noMatchingReference(resource.reference, undefined));
     const found = decide(identity, { roles, reference: resource.reference, service: query.service, permission: query.permission }, ONE);
-    const decision = found instanceof Promise ? await found : found;
+    return found instanceof Promise ? found.then((decision) => decided(identity, query, decision)) : decided(identity, query, found);
+  }
+
+  function decided(identity: Caller, query: AuthorizeQuery, decision: Decision): Decision {
     if (decision.granted) {
       logDecision(identity, query, decision);
       return decision;
@@ -365,4 +404,104 @@ function deniedEvent(identity: Caller, query: AuthorizeQuery, decision: Decision
     });
   }
   return decision;
+}
+
+/** One remembered grant; the fields say which question, caller and policy it answers. */
+interface GrantSlot {
+  /** The caller granted something at this slot last (remembered from its second grant on). */
+  candidate: Caller | undefined;
+  identity: Caller | undefined;
+  policy: CompiledPolicy | undefined;
+  service: string;
+  permission: string;
+  /** The resource asked: `node` set for a node id, else `type` and `value`. */
+  node: string | undefined;
+  type: string;
+  value: string;
+  decision: Decision;
+  promise: Promise<Decision>;
+}
+
+/** Slots of the grant memo. */
+const GRANT_SLOTS = 256;
+const NO_DECISION: Decision = Object.freeze({ granted: false, reference: '', roles: Object.freeze([]), changeId: undefined, reason: 'INVALID_RESOURCE' });
+const NO_PROMISE = Promise.resolve(NO_DECISION);
+
+/**
+ * A direct-mapped table of recent grants, indexed by a few characters of the caller's token and of
+ * the resource asked. A slot answers only the very same `Identity` object (the token cache hands
+ * the same one to every request with that token), the same service, permission and resource, and
+ * the policy the grant was made with while it is still the fresh one for that caller (so a new
+ * policy, a hint, a refusal of the caller's token or the policy growing stale all bypass it). The
+ * decision it holds is frozen, being shared by every request it answers.
+ */
+class GrantMemo {
+  readonly #slots: GrantSlot[] = Array.from({ length: GRANT_SLOTS }, () => ({ candidate: undefined, identity: undefined, policy: undefined, service: '', permission: '', node: undefined, type: '', value: '', decision: NO_DECISION, promise: NO_PROMISE }));
+
+  /** The slot answering `query` for `identity` under the fresh policy now, or `undefined`. */
+  find(identity: Caller, query: AuthorizeQuery, clients: ReadonlyMap<string, PolicyClient>): GrantSlot | undefined {
+    if (typeof query !== 'object' || (query as unknown) === null) return undefined;
+    const { resource } = query;
+    const mode: unknown = query.mode;
+    if (typeof resource !== 'object' || (resource as unknown) === null) return undefined;
+    if (mode !== undefined && mode !== 'enforce' && mode !== 'report') return undefined;
+    const byNode = 'node' in resource;
+    const asked = byNode ? resource.node : (resource as { value: string }).value;
+    if (typeof asked !== 'string') return undefined;
+    const slot = this.#slots[slotOf(identity, asked)] as GrantSlot;
+    if (slot.identity !== identity || slot.service !== query.service || slot.permission !== query.permission) return undefined;
+    if (byNode ? slot.node !== asked : slot.node !== undefined || slot.value !== asked || slot.type !== (resource as { type: string }).type) return undefined;
+    const fresh = clients.get(identity.claims.iss)?.peek(identity.claims.app, identity.token);
+    return fresh !== undefined && fresh.policy === slot.policy ? slot : undefined;
+  }
+
+  /** Whether `identity` was granted something at this question's slot before; notes it if not. */
+  seenBefore(identity: Caller, query: AuthorizeQuery): boolean {
+    const { resource } = query;
+    const slot = this.#slots[slotOf(identity, 'node' in resource ? resource.node : resource.value)] as GrantSlot;
+    if (slot.candidate === identity) return true;
+    slot.candidate = identity;
+    return false;
+  }
+
+  /** Remembers a grant; returns its settled promise (see `settled`), the one every later hit returns. */
+  remember(identity: Caller, query: AuthorizeQuery, policy: CompiledPolicy, decision: Decision): Promise<Decision> {
+    const { resource } = query;
+    const byNode = 'node' in resource;
+    const slot = this.#slots[slotOf(identity, byNode ? resource.node : resource.value)] as GrantSlot;
+    Object.freeze(decision.roles);
+    if (decision.grantedBy) Object.freeze(decision.grantedBy);
+    slot.identity = identity;
+    slot.policy = policy;
+    slot.service = query.service;
+    slot.permission = query.permission;
+    slot.node = byNode ? resource.node : undefined;
+    slot.type = byNode ? '' : resource.type;
+    slot.value = byNode ? '' : resource.value;
+    slot.decision = Object.freeze(decision);
+    return (slot.promise = settled(decision));
+  }
+}
+
+/**
+ * Whether nothing the decision read from `identity` can change any more: what `authenticate`
+ * returns is frozen to the leaves; a caller object made by hand may not be, and is never remembered.
+ */
+function deeplyFrozen(identity: Caller): boolean {
+  const { claims } = identity;
+  if (!Object.isFrozen(identity) || !Object.isFrozen(claims) || !Object.isFrozen(claims.ars)) return false;
+  for (const entry of claims.ars) {
+    if (!Object.isFrozen(entry) || !Object.isFrozen(entry.r) || !Object.isFrozen(entry.c) || !Object.isFrozen(entry.n)) return false;
+  }
+  return true;
+}
+
+/** Slot of a question: the last characters of the token (its signature) and of the resource asked. */
+function slotOf(identity: Caller, asked: string): number {
+  const token = (identity as { token?: unknown }).token;
+  const t = typeof token === 'string' ? token : '';
+  const n = t.length;
+  const m = asked.length;
+  const h = (n > 1 ? t.charCodeAt(n - 1) ^ (t.charCodeAt(n - 2) << 4) : 0) ^ (m > 0 ? asked.charCodeAt(m - 1) * 31 + m : 0);
+  return h & (GRANT_SLOTS - 1);
 }

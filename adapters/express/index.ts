@@ -4,7 +4,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Authorizer, IamAuthzError } from '../../src/index.js';
-import { createGuards, wrapGuards, type ErrorResponse, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
+import { createGuards, settledValue, wrapGuards, type ErrorResponse, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own types live in this global namespace
@@ -43,11 +43,19 @@ export function expressAuthz(authorizer: Authorizer, options: ExpressAuthzOption
     return function iamAuthzGuard(req: Request, res: Response, next: NextFunction): void {
       // Mounted in another framework (Koa passes (ctx, next)): answer 500 there, never crash.
       if (typeof next !== 'function' || typeof (res as Partial<Response> | undefined)?.setHeader !== 'function') {
-        // eslint-disable-next-line prefer-rest-params -- exactly what the other framework passed
-        guards.answerWrongFramework('express', Array.from(arguments));
+        // Its first two arguments tell the framework; `arguments` would be made on every call.
+        guards.answerWrongFramework('express', [req, res, next]);
         return;
       }
-      guard(req.headers.authorization, req).then(
+      const guarding = guard(req.headers.authorization, req);
+      // A settled answer (cached token, remembered grant): on at once, no promise chain.
+      const settledState = settledValue(guarding);
+      if (settledState !== undefined) {
+        req.iam = settledState;
+        next();
+        return;
+      }
+      guarding.then(
         (state) => {
           if (state) req.iam = state;
           next();

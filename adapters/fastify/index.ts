@@ -5,7 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Authorizer, IamAuthzError } from '../../src/index.js';
-import { createGuards, wrapGuards, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
+import { createGuards, settledValue, wrapGuards, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -49,24 +49,29 @@ export function hooksOver(authorizer: Authorizer, options: FastifyAuthzOptions, 
     return async function iamAuthzHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
       // Used in another framework (Express passes (req, res, next), Koa (ctx, next)): answer 500 there.
       if (typeof (reply as Partial<FastifyReply> | undefined)?.code !== 'function' || typeof (reply as Partial<FastifyReply>).send !== 'function') {
-        // eslint-disable-next-line prefer-rest-params -- exactly what the other framework passed
-        return guards.answerWrongFramework('fastify', Array.from(arguments)) as undefined;
+        // Its first two arguments tell the framework; `arguments` would be made on every call.
+        return guards.answerWrongFramework('fastify', [request, reply]) as undefined;
       }
       let state: IamState | undefined;
       try {
-        state = await guard(request.headers.authorization, request);
+        const guarding = guard(request.headers.authorization, request);
+        state = settledValue(guarding) ?? await guarding; // a cached answer is read, not awaited
       } catch (error) {
-        // The hook returning normally is Fastify's "go on": a refusal always ends in an answer.
-        const refusal = await guards.refusal(error, onError && (() => onError(error as IamAuthzError, request, reply)), () => reply.sent);
-        if (refusal.action === 'pass') throw refusal.error;
-        if (refusal.action === 'answer') {
-          const { answer } = refusal;
-          await reply.code(answer.status).headers(answer.headers).type('application/problem+json').send(JSON.stringify(answer.body));
-        }
-        return;
+        return refuse(error, request, reply);
       }
       if (state) request.iam = state;
     };
+  }
+
+  /** A guard's rejection, out of the hook so that the hook's frame stays small (it is copied at each await). */
+  async function refuse(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    // The hook returning normally is Fastify's "go on": a refusal always ends in an answer.
+    const refusal = await guards.refusal(error, onError && (() => onError(error as IamAuthzError, request, reply)), () => reply.sent);
+    if (refusal.action === 'pass') throw refusal.error;
+    if (refusal.action === 'answer') {
+      const { answer } = refusal;
+      await reply.code(answer.status).headers(answer.headers).type('application/problem+json').send(JSON.stringify(answer.body));
+    }
   }
 
   return wrapGuards(guards, hook);

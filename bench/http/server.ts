@@ -5,6 +5,11 @@
  * `process.cpuUsage()`. Every guarded route is `GET /vehicle/:vin`, READ on `VIN=<vin>`. The
  * `*-ceiling` servers do only what any verifier that reads claims must do (one raw RSA verify of
  * the request's own token, one payload decode and `JSON.parse`; 401 on failure): the ceiling.
+ *
+ * The platform's own share, for the figures that show what a guard can reach at best: `*-noop`
+ * is the bare route behind a guard that does nothing (a Fastify `onRequest` hook, an async
+ * function returning at once; an Express middleware calling `next()`), and `*-ceiling-hook` does
+ * the ceiling's work in such a guard instead of in the handler.
  */
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -33,7 +38,7 @@ function namesVin(payload: unknown, vin: string): boolean {
 }
 
 /** The bearer token's payload when its signature verifies (the ceiling's whole work), else undefined. */
-const ceilingKey = kind.endsWith('-ceiling') ? createPublicKey(publicPem) : undefined;
+const ceilingKey = kind.includes('-ceiling') ? createPublicKey(publicPem) : undefined;
 function ceilingPayload(authorization: string | undefined): unknown {
   if (authorization === undefined || !authorization.startsWith('Bearer ')) return undefined;
   return verifyAndParse(authorization.slice(7), ceilingKey!);
@@ -48,6 +53,14 @@ async function startFastify(): Promise<number> {
   const reply = { ok: true };
   if (kind === 'fastify-bare') {
     app.get('/vehicle/:vin', async () => reply);
+  } else if (kind === 'fastify-noop') {
+    app.get('/vehicle/:vin', { onRequest: async () => { /* a guard that lets everything through */ } }, async () => reply);
+  } else if (kind === 'fastify-ceiling-hook') {
+    app.get('/vehicle/:vin', {
+      onRequest: async (request, res) => {
+        if (ceilingPayload(request.headers.authorization) === undefined) await res.code(401).send({ error: 'unauthorized' });
+      },
+    }, async () => reply);
   } else if (kind === 'fastify-ceiling') {
     app.get('/vehicle/:vin', async (request, res) => {
       if (ceilingPayload(request.headers.authorization) === undefined) return res.code(401).send({ error: 'unauthorized' });
@@ -86,6 +99,13 @@ async function startExpress(): Promise<number> {
   const reply = (_req: express.Request, res: express.Response) => { res.json({ ok: true }); };
   if (kind === 'express-bare') {
     app.get('/vehicle/:vin', reply);
+  } else if (kind === 'express-noop') {
+    app.get('/vehicle/:vin', (_req, _res, next) => { next(); }, reply);
+  } else if (kind === 'express-ceiling-hook') {
+    app.get('/vehicle/:vin', (req, res, next) => {
+      if (ceilingPayload(req.headers.authorization) === undefined) res.status(401).json({ error: 'unauthorized' });
+      else next();
+    }, reply);
   } else if (kind === 'express-ceiling') {
     app.get('/vehicle/:vin', (req, res) => {
       if (ceilingPayload(req.headers.authorization) === undefined) res.status(401).json({ error: 'unauthorized' });

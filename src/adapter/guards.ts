@@ -5,10 +5,11 @@
  * resolver threw, which the framework turns into a 500.
  */
 import type { AuthorizeQuery, Authorizer } from '../authorizer.js';
-import type { Decision } from '../types.js';
+import type { Decision, Identity } from '../types.js';
 import { answerOf, checkRealm, IamAuthzError, PermissionDeniedError, withAnswerOptions, type ErrorResponse, type ErrorResponseOptions } from '../errors.js';
 import { inventoryOf, type InventoryRoute } from '../inventory.js';
 import { refuseNulls } from '../lib/option-checks.js';
+import { settled, settledValue } from '../lib/settled.js';
 import type { IamClaims } from '../types.js';
 import { checkMode, checkOptionsObject, parseAuthenticateOptions, parsePermissionArgs, type AuthenticateOptions, type GuardMode, type PermissionArgs, type ResourceResolver, type RouteOptions } from './permission-args.js';
 import { answerWrongFramework, type AdapterFramework } from './wrong-framework.js';
@@ -147,6 +148,16 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     throw error;
   }
 
+  /** {@link rejected}, as a rejected promise. */
+  function failed(error: unknown): Promise<never> {
+    try {
+      return rejected(error);
+    } catch (thrown) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as it came
+      return Promise.reject(thrown);
+    }
+  }
+
   async function refusal(error: unknown, runOnError: (() => unknown) | undefined, answered: (returned: unknown) => boolean): Promise<Refusal> {
     if (!(error instanceof IamAuthzError) || passErrors) return { action: 'pass', error };
     if (runOnError !== undefined) {
@@ -181,30 +192,107 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     // Registered now, once: the request path below never touches the inventory.
     inventory?.register({ service, permissions, any, resourceType: type, mode: routeMode ?? adapterMode ?? authorizer.mode, route });
 
-    return async (authorization, req) => {
-      let identity;
+    // The last question and answer of this guard, reused while they repeat (one resource asked
+    // again and again, a cached token granted again): no query nor state object per request. The
+    // state is frozen, being shared by the requests it is attached to.
+    let lastQuery: AuthorizeQuery | undefined;
+    let lastState: IamState | undefined;
+
+    function queryOf(resolved: unknown, mode: GuardMode): AuthorizeQuery {
+      const last = lastQuery;
+      if (last !== undefined && last.mode === mode && (byNode ? (last.resource as { node: unknown }).node : (last.resource as { value: unknown }).value) === resolved) return last;
+      return (lastQuery = Object.freeze({ service, permission: asked, resource: Object.freeze(byNode ? { node: resolved as string } : { type, value: resolved as string }), mode }));
+    }
+
+    /** The caller granted last without a shared state: the state is frozen and kept from its second grant on. */
+    let lastGranted: Identity | undefined;
+    /** {@link lastState} as a settled promise. */
+    let lastAnswer: Promise<IamState> | undefined;
+
+    function grantedState(identity: Identity, decision: Decision): Promise<IamState> {
+      const last = lastState;
+      if (last?.decision === decision && last.claims === identity.claims && last.token === identity.token) return lastAnswer as Promise<IamState>;
+      // A caller seen once (distinct tokens) gets a state of its own, nothing frozen nor kept.
+      if (lastGranted !== identity) {
+        lastGranted = identity;
+        return Promise.resolve({ token: identity.token, claims: identity.claims, decision });
+      }
+      lastState = Object.freeze({ token: identity.token, claims: identity.claims, decision });
+      return (lastAnswer = settled(lastState));
+    }
+
+    // Synchronous while every answer is at hand — a cached token and a remembered grant are settled
+    // promises (see `settledValue`), the resolver returns a value — and then the guard's answer is a
+    // settled promise too, which an adapter reads without awaiting. Anything else continues in the
+    // async functions below, each kept small: an async function's locals are copied to the heap.
+    return (authorization, req) => {
+      let authenticating: Promise<Identity>;
       try {
-        identity = await authorizer.authenticate(authorization);
+        authenticating = authorizer.authenticate(authorization);
+      } catch (error) {
+        return failed(error);
+      }
+      const identity = settledValue(authenticating);
+      if (identity === undefined) return afterAuthentication(authenticating, req);
+      // A resolver that throws is the application's bug: its error goes on untouched (a 500).
+      // A value is used as it is; only a promise (or thenable) costs a tick.
+      let returned: unknown;
+      try {
+        returned = resolve(req);
+      } catch (error) {
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the resolver's own error, untouched
+        return Promise.reject(error);
+      }
+      return isThenable(returned) ? afterResolver(identity, returned) : decideResolved(identity, returned);
+    };
+
+    async function afterAuthentication(authenticating: Promise<Identity>, req: Req): Promise<IamState> {
+      let identity: Identity;
+      try {
+        identity = await authenticating;
       } catch (error) {
         return rejected(error);
       }
-      // A resolver that throws is the application's bug: its error goes on untouched (a 500).
-      // A value is used as it is; only a promise (or thenable) costs a tick.
       const returned: unknown = resolve(req);
-      const resolved: unknown = isThenable(returned) ? await returned : returned;
+      return decideResolved(identity, isThenable(returned) ? await returned : returned);
+    }
+
+    async function afterResolver(identity: Identity, returned: PromiseLike<unknown>): Promise<IamState> {
+      return decideResolved(identity, await returned);
+    }
+
+    function decideResolved(identity: Identity, resolved: unknown): Promise<IamState> {
       const mode = routeMode ?? adapterMode ?? authorizer.mode;
-      if (single && !Array.isArray(resolved)) {
-        // The usual route: one resource, one permission; no batch, no per-resource bookkeeping.
-        let decision: Decision;
-        try {
-          decision = await authorizer.authorize(identity, { service, permission: asked, resource: byNode ? { node: resolved as string } : { type, value: resolved as string }, mode });
-        } catch (error) {
-          return rejected(error);
-        }
-        if (decision.granted) return { token: identity.token, claims: identity.claims, decision };
-        if (mode !== 'report') return rejected(new PermissionDeniedError(decision, service, asked));
-        return { token: identity.token, claims: identity.claims, decision, shadow: true };
+      // Several resources or permissions: a batch, with per-resource bookkeeping.
+      if (!single || Array.isArray(resolved)) return decideEach(identity, resolved, mode);
+      // The usual route: one resource, one permission.
+      let deciding: Promise<Decision>;
+      try {
+        deciding = authorizer.authorize(identity, queryOf(resolved, mode));
+      } catch (error) {
+        return failed(error);
       }
+      const decision = settledValue(deciding);
+      return decision === undefined ? afterDecision(identity, deciding, mode) : answer(identity, decision, mode);
+    }
+
+    async function afterDecision(identity: Identity, deciding: Promise<Decision>, mode: GuardMode): Promise<IamState> {
+      let decision: Decision;
+      try {
+        decision = await deciding;
+      } catch (error) {
+        return rejected(error);
+      }
+      return answer(identity, decision, mode);
+    }
+
+    function answer(identity: Identity, decision: Decision, mode: GuardMode): Promise<IamState> {
+      if (decision.granted) return grantedState(identity, decision);
+      if (mode !== 'report') return failed(new PermissionDeniedError(decision, service, asked));
+      return Promise.resolve({ token: identity.token, claims: identity.claims, decision, shadow: true });
+    }
+
+    async function decideEach(identity: Identity, resolved: unknown, mode: GuardMode): Promise<IamState> {
       // An empty list names no resource: it is checked as `undefined`, which denies.
       const values: readonly unknown[] = Array.isArray(resolved) && resolved.length > 0 ? resolved : [Array.isArray(resolved) ? undefined : resolved];
       const queries = values.flatMap((value) => permissions.map((permission) => ({
@@ -229,7 +317,7 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
       const state: IamState = { token: identity.token, claims: identity.claims, decision };
       const withAll = decisions.length > 1 ? { ...state, decisions } : state;
       return denial ? { ...withAll, shadow: true } : withAll;
-    };
+    }
   }
 
   return {

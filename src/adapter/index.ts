@@ -25,5 +25,6 @@ export {
 export { parseAuthenticateOptions, parsePermissionArgs } from './permission-args.js';
 export { createRequirementGuards, type Requirement, type RequirementGuards } from './requirements.js';
 export { refuseNulls } from '../lib/option-checks.js';
+export { settledValue } from '../lib/settled.js';
 export type { AdapterFramework } from './wrong-framework.js';
 export { toErrorResponse, toResponse, type ErrorResponse, type ErrorResponseOptions, type ProblemDetails } from '../errors.js';

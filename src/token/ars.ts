@@ -26,7 +26,15 @@ function strings(entry: object, field: 'r' | 'c' | 'n'): readonly string[] {
   if (!Object.hasOwn(entry, field)) return EMPTY;
   const items = (entry as Record<string, unknown>)[field];
   if (!Array.isArray(items)) return EMPTY;
+  // Already frozen (the verifier froze the parsed payload) and nothing but strings: kept as it is,
+  // no copy. A hole reads as undefined, so an array with holes is copied like any other.
+  if (Object.isFrozen(items) && allStrings(items as unknown[])) return items as readonly string[];
   const kept: string[] = [];
   for (const item of items as unknown[]) if (typeof item === 'string') kept.push(item);
   return Object.freeze(kept);
+}
+
+function allStrings(items: readonly unknown[]): boolean {
+  for (let i = 0; i < items.length; i++) if (typeof items[i] !== 'string') return false;
+  return true;
 }

@@ -15,7 +15,7 @@ export interface ClaimPolicy {
 }
 
 export function checkClaims(payload: Record<string, unknown>, policy: ClaimPolicy, nowMs: number): IamClaims {
-  const { iss, exp, nbf, iat, aud, tid, sub, app } = payload;
+  const { iss, exp, nbf, iat, aud, tid, sub, app, jti, acc } = payload;
   if (typeof iss !== 'string' || !policy.issuers.includes(iss)) throw issuerMismatch(iss, policy.issuers);
   if (!Number.isSafeInteger(exp)) throw new TokenInvalidError('token exp claim is missing or not an integer');
   const nowSec = Math.floor(nowMs / 1000);
@@ -27,10 +27,10 @@ export function checkClaims(payload: Record<string, unknown>, policy: ClaimPolic
   if (iat !== undefined && (typeof iat !== 'number' || !Number.isFinite(iat))) {
     throw new TokenInvalidError('token iat claim is not a number');
   }
-  optionalString(payload, 'jti');
-  optionalString(payload, 'acc');
-  optionalString(payload, 'aud');
-  optionalString(payload, 'tid');
+  optionalString(jti, 'jti');
+  optionalString(acc, 'acc');
+  optionalString(aud, 'aud');
+  optionalString(tid, 'tid');
   if (aud !== undefined && tid !== undefined && aud !== tid) {
     throw new TokenInvalidError('token tid does not match its aud');
   }
@@ -54,8 +54,7 @@ export function issuerMismatch(iss: unknown, issuers: readonly string[]): TokenI
   return new TokenInvalidError(`token issuer ${shown(iss)} is not ${expected}`, { detail: 'token issuer is not the expected one' });
 }
 
-function optionalString(payload: Record<string, unknown>, claim: string): void {
-  const value = payload[claim];
+function optionalString(value: unknown, claim: string): void {
   if (value !== undefined && typeof value !== 'string') {
     throw new TokenInvalidError(`token ${claim} claim is not a string`);
   }

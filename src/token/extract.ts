@@ -11,7 +11,7 @@ export function extractBearer(authorization: string | undefined, maxTokenBytes: 
   // before we copy, trim or decode it.
   if (authorization.length > maxTokenBytes + 64) throw new TokenInvalidError('token is too large');
   const space = authorization.indexOf(' ');
-  if (space !== 6 || authorization.slice(0, 6).toLowerCase() !== 'bearer') {
+  if (space !== 6 || !isBearer(authorization)) {
     throw new TokenMissingError('the Authorization header does not use the Bearer scheme');
   }
   const token = authorization.slice(7).trim();
@@ -19,3 +19,14 @@ export function extractBearer(authorization: string | undefined, maxTokenBytes: 
   if (token.length > maxTokenBytes) throw new TokenInvalidError('token is too large');
   return token;
 }
+
+/** The first six characters spell "bearer" in any case, compared without copying them. */
+function isBearer(header: string): boolean {
+  for (let i = 0; i < 6; i++) {
+    // ASCII letters only: | 0x20 lowers A–Z and leaves a–z, and maps no other character to a–z.
+    if ((header.charCodeAt(i) | 0x20) !== BEARER.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
+const BEARER = 'bearer';

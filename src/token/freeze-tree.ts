@@ -13,9 +13,11 @@ import { TokenInvalidError } from '../errors.js';
  */
 export const MAX_JSON_DEPTH = 32;
 
-// Reused between calls (the walk is synchronous): no allocation per token.
-const nodes: object[] = [];
+// Reused between calls (the walk is synchronous): no allocation per token. A stack pointer, not
+// push/pop and `length = 0` (setting an array's length is a call into the runtime).
+const nodes: (object | undefined)[] = [];
 const depths: number[] = [];
+let top = 0;
 
 /**
  * `root` must be fresh `JSON.parse` output: no node shared between parents (a shared node would be
@@ -26,14 +28,14 @@ const depths: number[] = [];
  * tree is deeper than {@link MAX_JSON_DEPTH}; the tree is then left partly frozen, and dropped.
  */
 export function freezeTree(root: object, what: 'header' | 'payload', freezeRoot = true): void {
-  nodes.length = 0;
-  depths.length = 0;
-  nodes.push(root);
-  depths.push(1);
+  top = 0;
+  push(root, 0, what);
   try {
-    while (nodes.length > 0) {
-      const node = nodes.pop() as Record<string, unknown>;
-      const depth = depths.pop() as number;
+    while (top > 0) {
+      top--;
+      const node = nodes[top] as Record<string, unknown>;
+      const depth = depths[top] as number;
+      nodes[top] = undefined; // no token's objects kept after the walk
       // JSON.parse output: no node is shared or already frozen, and arrays are dense (an index
       // loop is several times cheaper than for-in over an array's string keys).
       if (Array.isArray(node)) {
@@ -44,8 +46,7 @@ export function freezeTree(root: object, what: 'header' | 'payload', freezeRoot 
       if (node !== root || freezeRoot) Object.freeze(node);
     }
   } finally {
-    nodes.length = 0;
-    depths.length = 0;
+    while (top > 0) nodes[--top] = undefined;
   }
 }
 
@@ -53,6 +54,7 @@ export function freezeTree(root: object, what: 'header' | 'payload', freezeRoot 
 function push(child: unknown, parentDepth: number, what: 'header' | 'payload'): void {
   if (typeof child !== 'object' || child === null) return;
   if (parentDepth + 1 > MAX_JSON_DEPTH) throw new TokenInvalidError(`token ${what} is nested deeper than ${MAX_JSON_DEPTH} levels`);
-  nodes.push(child);
-  depths.push(parentDepth + 1);
+  nodes[top] = child;
+  depths[top] = parentDepth + 1;
+  top++;
 }

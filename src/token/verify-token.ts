@@ -38,6 +38,8 @@ export class TokenVerifier {
   readonly #policy: VerifyPolicy;
   readonly #now: () => number;
   readonly #headers = new Map<string, IamTokenHeader>();
+  /** The remembered header met last, with its segment: checked first. */
+  #lastHeader: { readonly segment: string; readonly header: IamTokenHeader } | undefined;
   /** Signature checks running in the thread pool now; past the limit, the next one runs inline. */
   #inPool = 0;
 
@@ -50,8 +52,16 @@ export class TokenVerifier {
   /** Synchronous when the keys are at hand (the usual case), a Promise when they must be fetched. */
   verify(token: string): Identity | Promise<Identity> {
     const split = splitCompact(token);
-    const headerSegment = token.slice(0, split.first);
-    const known = this.#headers.get(headerSegment);
+    // The header of the last token is usually this one's too: compared in place, no slice, no hash.
+    const last = this.#lastHeader;
+    let headerSegment: string | undefined;
+    let known: IamTokenHeader | undefined;
+    if (last !== undefined && last.segment.length === split.first && token.startsWith(last.segment)) known = last.header;
+    else {
+      headerSegment = token.slice(0, split.first);
+      known = this.#headers.get(headerSegment);
+      if (known) this.#lastHeader = { segment: headerSegment, header: known };
+    }
     const header = known ?? checkedHeader(decodeJsonSegment(token, 0, split.first, 'header'), this.#policy);
     // Decoded and its nesting bounded before any RSA work; frozen below the top level now, the top
     // level once the claims are checked (the normalised `ars` is written into it).
@@ -59,12 +69,14 @@ export class TokenVerifier {
     freezeTree(payload, 'payload', false);
     const keySet = this.#keySetOf(payload.iss);
     const keys = keySet.peek(header.kid);
-    if (keys) return this.#finish(keySet, token, split, header, payload, keys, known ? undefined : headerSegment);
-    return keySet.resolve(header.kid).then((resolved) => this.#finish(keySet, token, split, header, payload, resolved, known ? undefined : headerSegment));
+    const newHeaderSegment = known ? undefined : headerSegment;
+    if (keys) return this.#finish(keySet, token, split, header, payload, keys, newHeaderSegment);
+    return keySet.resolve(header.kid).then((resolved) => this.#finish(keySet, token, split, header, payload, resolved, newHeaderSegment));
   }
 
   clear(): void {
     this.#headers.clear();
+    this.#lastHeader = undefined;
   }
 
   #finish(keySet: KeySet, token: string, split: CompactSplit, header: IamTokenHeader, payload: Record<string, unknown>, keys: readonly VerificationKey[], newHeaderSegment: string | undefined): Identity | Promise<Identity> {
