@@ -440,6 +440,8 @@ class GrantMemo {
 
   /** The slot answering `query` for `identity` under the fresh policy now, or `undefined`. */
   find(identity: Caller, query: AuthorizeQuery, clients: ReadonlyMap<string, PolicyClient>): GrantSlot | undefined {
+    // Before the caller and the query are checked: anything not shaped like them takes the full path.
+    if (typeof identity !== 'object' || (identity as unknown) === null) return undefined;
     if (typeof query !== 'object' || (query as unknown) === null) return undefined;
     const { resource } = query;
     const mode: unknown = query.mode;

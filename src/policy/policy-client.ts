@@ -120,6 +120,8 @@ type AttemptMark = ReturnType<Refresher<PolicyEntry>['attemptMark']>;
 
 type FetchOutcome = { readonly refused: false } | { readonly refused: true; readonly token: string; readonly status: 401 | 403 };
 const RECORDED: FetchOutcome = { refused: false };
+/** The options of `peek`'s `LRUCache.get`: without one, `get` makes an empty `{}` per call. */
+const GET_OPTIONS: LRUCache.GetOptions<string, AppState, unknown> = {};
 
 interface Refusal {
   readonly status: 401 | 403;
@@ -147,7 +149,7 @@ export class PolicyClient {
   peek(applicationId: string, callerToken?: string): PolicyEntry | undefined {
     // The memory is empty unless some token was refused lately: no hashing on the usual path.
     if (callerToken !== undefined && this.#refused.size > 0 && this.#refusal(callerToken) !== undefined) return undefined;
-    const state = this.#apps.get(applicationId);
+    const state = this.#apps.get(applicationId, GET_OPTIONS);
     if (state?.hinted === true && this.#hintDue(state)) return undefined;
     return state?.cache.current();
   }
