@@ -8,7 +8,7 @@ import { AuthorizerClosedError, IamAuthzError, TokenInvalidError } from './error
 import { StaticKeySet, type KeySet } from './jwks/key-set.js';
 import { RemoteKeySet, type KeySetStatus } from './jwks/remote-key-set.js';
 import type { SharedRuntime } from './shared-options.js';
-import { settled } from './lib/settled.js';
+import { fresh, settled } from './lib/settled.js';
 import { extractBearer } from './token/extract.js';
 import { TokenCache } from './token/token-cache.js';
 import { TokenVerifier } from './token/verify-token.js';
@@ -78,7 +78,54 @@ export function createAuthenticator(config: AuthenticatorConfig, shared: SharedR
     return identity as Identity;
   }
 
-  async function verifyBearer(authorization: string | undefined): Promise<Identity> {
+  /**
+   * A token not in the cache (or no cache), verified on the spot when its keys are at hand: the
+   * identity comes back as a settled promise (see `settled`), which a guard reads without a tick.
+   * Everything else — a cached token under another header spelling, keys to fetch — takes
+   * {@link verifyBearerAsync}, which does the very same checks in the same order.
+   */
+  function verifyBearer(authorization: string | undefined): Promise<Identity> {
+    let identity: Identity;
+    try {
+      if (closed) throw new AuthorizerClosedError();
+      const token = extractBearer(authorization, maxTokenBytes);
+      if (cache?.entry(token, now())) return verifyBearerAsync(authorization);
+      const generation = cache?.generation ?? 0;
+      const verified = verifier.verify(token);
+      if (verified instanceof Promise) return verifiedLater(verified, authorization, generation);
+      identity = accepted(verified, authorization, generation);
+    } catch (error) {
+      return refusedAuthentication(error);
+    }
+    return fresh(identity);
+  }
+
+  /** A verified identity, of an accepted application, cached: checked before caching, so a cache hit is always of an accepted application. */
+  function accepted(identity: Identity, authorization: string | undefined, generation: number): Identity {
+    if (applications && !applications.has(identity.claims.app)) throw foreignApplication(identity.claims.app, applications);
+    const entry = cache?.set(identity, now(), generation);
+    if (entry) cache?.remember(authorization as string, entry);
+    return identity;
+  }
+
+  /** {@link verifyBearer} once the keys were fetched. */
+  async function verifiedLater(verifying: Promise<Identity>, authorization: string | undefined, generation: number): Promise<Identity> {
+    try {
+      return accepted(await verifying, authorization, generation);
+    } catch (error) {
+      return refusedAuthentication(error);
+    }
+  }
+
+  function refusedAuthentication(error: unknown): Promise<never> {
+    if (authenticateFailed.hasSubscribers && error instanceof IamAuthzError) {
+      authenticateFailed.publish({ code: error.code, status: error.status, message: error.message });
+    }
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as it came
+    return Promise.reject(error);
+  }
+
+  async function verifyBearerAsync(authorization: string | undefined): Promise<Identity> {
     // One async function with the try around it all: the cache-hit path allocates no extra promise.
     try {
       if (closed) throw new AuthorizerClosedError();
@@ -101,12 +148,7 @@ export function createAuthenticator(config: AuthenticatorConfig, shared: SharedR
       const generation = cache?.generation ?? 0;
       const verified = verifier.verify(token);
       // Awaited only when keys had to be fetched: the usual path stays free of an extra tick.
-      const identity = verified instanceof Promise ? await verified : verified;
-      // Checked before caching, so a cache hit is always of an accepted application.
-      if (applications && !applications.has(identity.claims.app)) throw foreignApplication(identity.claims.app, applications);
-      const entry = cache?.set(identity, now(), generation);
-      if (entry) cache?.remember(authorization as string, entry);
-      return identity;
+      return accepted(verified instanceof Promise ? await verified : verified, authorization, generation);
     } catch (error) {
       if (authenticateFailed.hasSubscribers && error instanceof IamAuthzError) {
         authenticateFailed.publish({ code: error.code, status: error.status, message: error.message });

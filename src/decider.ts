@@ -14,7 +14,7 @@ import { permissionsOf } from './engine/permissions.js';
 import { describeResource, toResourceRef, type ResourceQuery } from './engine/resource.js';
 import { AuthorizerClosedError, PolicyUnavailableError } from './errors.js';
 import { isArray } from './lib/is-array.js';
-import { settled } from './lib/settled.js';
+import { fresh, settled } from './lib/settled.js';
 import { listForLog, type Log } from './lib/logger.js';
 import { PolicyClient, type PolicyEntry, type PolicyStatus } from './policy/policy-client.js';
 import type { SharedRuntime } from './shared-options.js';
@@ -177,7 +177,8 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
       const policy = policyClients.get(identity.claims.iss)?.peek(identity.claims.app, identity.token)?.policy;
       if (policy !== undefined && policy.changeId === found.changeId && deeplyFrozen(identity)) return grants.remember(identity, query, policy, found);
     }
-    return Promise.resolve(found);
+    // Settled (see `settled`): a guard reads the decision without waiting a tick for it.
+    return fresh(found);
   }
 
   /** The decision, synchronously when the policy is at hand; throws a `TypeError` for a misuse. */

@@ -9,7 +9,7 @@ import type { Decision, Identity } from '../types.js';
 import { answerOf, checkRealm, IamAuthzError, PermissionDeniedError, withAnswerOptions, type ErrorResponse, type ErrorResponseOptions } from '../errors.js';
 import { inventoryOf, type InventoryRoute } from '../inventory.js';
 import { refuseNulls } from '../lib/option-checks.js';
-import { settled, settledValue } from '../lib/settled.js';
+import { fresh, settled, settledValue } from '../lib/settled.js';
 import type { IamClaims } from '../types.js';
 import { checkMode, checkOptionsObject, parseAuthenticateOptions, parsePermissionArgs, type AuthenticateOptions, type GuardMode, type PermissionArgs, type ResourceResolver, type RouteOptions } from './permission-args.js';
 import { answerWrongFramework, type AdapterFramework } from './wrong-framework.js';
@@ -215,7 +215,7 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
       // A caller seen once (distinct tokens) gets a state of its own, nothing frozen nor kept.
       if (lastGranted !== identity) {
         lastGranted = identity;
-        return Promise.resolve({ token: identity.token, claims: identity.claims, decision });
+        return fresh({ token: identity.token, claims: identity.claims, decision });
       }
       lastState = Object.freeze({ token: identity.token, claims: identity.claims, decision });
       return (lastAnswer = settled(lastState));

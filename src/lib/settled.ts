@@ -23,5 +23,21 @@ export function settled<T extends object>(value: T): Promise<T> {
  * with it to skip a trip through the microtask queue on the cached path.
  */
 export function settledValue<T>(promise: Promise<T>): T | undefined {
+  if (promise === lastFresh) return lastFreshValue as T;
   return values.get(promise) as T | undefined;
+}
+
+/** The promise {@link fresh} made last, and its value. */
+let lastFresh: Promise<unknown> | undefined;
+let lastFreshValue: unknown;
+
+/**
+ * {@link settled} for a value handed out once (a token verified on the spot, a decision not
+ * remembered, a guard's answer to such a caller): readable with {@link settledValue} only until the
+ * next `fresh` — i.e. by the caller that reads it at once, as a guard does — and kept in no table,
+ * which would only grow with values seen once.
+ */
+export function fresh<T extends object>(value: T): Promise<T> {
+  lastFreshValue = value;
+  return (lastFresh = Promise.resolve(value));
 }
