@@ -231,6 +231,23 @@ if (parts.includes('micro')) {
     { name: 'Express: no-op middleware', fn: viaNext(noopMiddleware) },
     { name: 'Express: iam-authz middleware', fn: viaNext(expressGuard) },
   ];
+  // The distinct-token figure's share that is ours: the Fastify hook over `tokenCache: false`, a
+  // new token (and request object) per call, next to a no-op hook doing the ceiling's verify + parse.
+  const headers = tokens.distinct.map((t) => `Bearer ${t}`);
+  let nextToken = 0;
+  const nextHeader = (): string => headers[(nextToken = (nextToken + 1) % headers.length)] as string;
+  const distinctHook = fastifyAuthz(uncached).requirePermission('vehicle-service', 'READ', 'VIN', (request) => (request.params as { vin: string }).vin) as unknown as (request: unknown, reply: unknown) => Promise<void>;
+  const params = { vin: 'WVW1' };
+  const ceilingHook = async (request: { headers: { authorization: string } }): Promise<void> => {
+    if (verifyAndParse(request.headers.authorization.slice(7), publicKey) === undefined) reply.code().send();
+  };
+  const probe = { headers: { authorization: nextHeader() }, params, iam: null as unknown };
+  await distinctHook(probe, reply);
+  if ((probe.iam as { decision?: { granted?: boolean } } | null)?.decision?.granted !== true) throw new Error('the Fastify hook did not grant a distinct token');
+  guardCases.push(
+    { name: 'Fastify: no-op onRequest hook doing verify + parse, distinct tokens', fn: () => ceilingHook({ headers: { authorization: nextHeader() } }) },
+    { name: 'Fastify: iam-authz onRequest hook, distinct tokens (tokenCache: false)', fn: () => distinctHook({ headers: { authorization: nextHeader() }, params, iam: null }, reply) },
+  );
   console.error(`${elapsed()} guards in-process: ${micro.batches} interleaved rounds…`);
   for (const r of await measureInterleaved(guardCases, { ...micro, alternate: true })) guardCosts.push({ name: r.name, cpuUs: 1e6 / r.opsPerCpuSec, bytes: (await allocation(guardCases.find((c) => c.name === r.name)!.fn)).bytesPerCall });
   await Promise.all([uncached.close(), cached.close()]);
@@ -314,7 +331,7 @@ if (allocations.length > 0) {
   for (const a of allocations) console.log(`| ${a.name} | ${a.bytesPerCall.toFixed(0)} | ${a.above.toFixed(0)} | ${a.scavenges} |`);
 }
 if (guardCosts.length > 0) {
-  console.log('\n| guard alone, in-process (cached token, remembered grant) | CPU µs per call | bytes per call |');
+  console.log('\n| guard alone, in-process (cached token, remembered grant; distinct tokens where named) | CPU µs per call | bytes per call |');
   console.log('|---|---|---|');
   for (const g of guardCosts) console.log(`| ${g.name} | ${g.cpuUs.toFixed(3)} | ${g.bytes.toFixed(0)} |`);
 }
