@@ -21,7 +21,7 @@ import jwksRsa from 'jwks-rsa';
 import { createPublicKey } from 'node:crypto';
 import { createAuthorizer, type AuthorizerOptions } from '../../src/index.js';
 import { expressAuthz } from '../../adapters/express/index.js';
-import { fastifyAuthz } from '../../adapters/fastify/index.js';
+import { iamAuthz } from '../../adapters/fastify/index.js';
 import { verifyAndParse } from '../ceiling/floor.js';
 import { KINDS, type ServerKind } from './kinds.js';
 
@@ -84,9 +84,11 @@ async function startFastify(): Promise<number> {
   } else {
     const authorizer = createAuthorizer(iamOptions(kind === 'fastify-iam-nocache' ? { tokenCache: false } : kind === 'fastify-iam-pool' ? { verify: 'threadpool' } : {}));
     await authorizer.ready();
-    const { requirePermission } = fastifyAuthz(authorizer);
+    // As the docs set it up: the plugin declares `request.iam` (decorateRequest), so setting it
+    // keeps the request's shape.
+    await app.register(iamAuthz, { authorizer });
     app.get<{ Params: { vin: string } }>('/vehicle/:vin', {
-      onRequest: requirePermission('vehicle-service', 'READ', 'VIN', (request) => (request.params as { vin: string }).vin),
+      onRequest: app.iamAuthz.requirePermission('vehicle-service', 'READ', 'VIN', (request) => (request.params as { vin: string }).vin),
     }, async () => reply);
   }
   await app.listen({ port: 0, host: '127.0.0.1' });
