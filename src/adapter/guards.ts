@@ -57,7 +57,12 @@ const GUARD_OPTIONS = ['realm', 'exposeDecision', 'retryAfterSec', 'passErrors',
  * module): the shared adapter options that are set (`guardOptions`, for `createGuards`, which
  * checks them) and every other member (`rest`). Options left `undefined` take their defaults.
  */
-export function splitGuardOptions(options: object): { guardOptions: GuardOptions; rest: Record<string, unknown> } {
+export function splitGuardOptions(options: object): {
+  /** The guards' own options (`GuardOptions`), those left `undefined` dropped. */
+  guardOptions: GuardOptions;
+  /** Everything else, for `createAuthorizer`. */
+  rest: Record<string, unknown>;
+} {
   const guardOptions: Record<string, unknown> = {};
   const rest: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(options)) {

@@ -80,7 +80,10 @@ export function parsePermissionArgs<Req>(name: string, any: boolean, args: reado
 }
 
 /** Checks `authenticate()`'s options as `name` (`authenticate`, `Authenticated`) takes them; returns them resolved, or throws a `TypeError`. */
-export function parseAuthenticateOptions(name: string, options: unknown = {}): { readonly optional: boolean } {
+export function parseAuthenticateOptions(name: string, options: unknown = {}): {
+  /** Whether a request without a token is let through, anonymous (default `false`). */
+  readonly optional: boolean;
+} {
   checkOptionsObject(name, 'options', options);
   for (const key of Object.keys(options)) if (key !== 'optional') throw new TypeError(`${name}: unknown option "${key}"`);
   refuseNulls(name, options);

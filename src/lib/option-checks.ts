@@ -24,7 +24,7 @@ export function nullOptionMessage(where: string, name: string): string {
   return `${where}: "${name}" must not be null (leave it out, or pass undefined, for the default)`;
 }
 
-/** Throws the `TypeError` of {@link nullOptionMessage} for the first of `names` whose value in `values` is `null`. */
+/** Throws the library's `TypeError` for a `null` option (`<where>: "<name>" must not be null …`) for the first of `names` whose value in `values` is `null`. */
 export function refuseNulls(where: string, values: object, names: Iterable<string> = Object.keys(values)): void {
   for (const name of names) {
     if ((values as Record<string, unknown>)[name] === null) throw new TypeError(nullOptionMessage(where, name));
