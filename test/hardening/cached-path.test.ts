@@ -6,7 +6,7 @@
  * And every check still holds: a remembered answer is only ever the answer the full path gives.
  */
 import { startDevIam, type DevIam, type DevIamConfig } from 'iam-authz-dev';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { allocation } from '../../bench/lib/alloc.js';
 import { createGuards, settledValue } from '../../src/adapter/index.js';
 import { createAuthorizer, type Authorizer, type Identity } from '../../src/index.js';
@@ -42,6 +42,14 @@ afterAll(async () => {
   await iam.close();
 });
 
+/**
+ * Bytes per call allowed beyond the floor. Under `--coverage` (CI's first run) V8's block counters
+ * keep some allocations from being optimised away (measured: 72–88 bytes); the runs without
+ * coverage (CI's Node matrix) hold the tight bound. The code before this path was made
+ * allocation-free took 470–980 bytes, so both bounds catch a regression.
+ */
+const BYTES = inject('coverage') ? 160 : 64;
+
 describe('allocation on the cached path', () => {
   // What any promise-returning call costs its caller: awaiting a settled promise.
   const settled = Promise.resolve(0);
@@ -58,8 +66,8 @@ describe('allocation on the cached path', () => {
     // What is left is a boxed clock reading or two (16 bytes each).
     // The least of 15 chunks: whatever else runs in this process (the IAM answering a background
     // refresh, the runner's own messages) can only add.
-    expect(authenticate.minBytesPerCall - floor.minBytesPerCall, JSON.stringify(report)).toBeLessThanOrEqual(64);
-    expect(authorize.minBytesPerCall - floor.minBytesPerCall, JSON.stringify(report)).toBeLessThanOrEqual(64);
+    expect(authenticate.minBytesPerCall - floor.minBytesPerCall, JSON.stringify(report)).toBeLessThanOrEqual(BYTES);
+    expect(authorize.minBytesPerCall - floor.minBytesPerCall, JSON.stringify(report)).toBeLessThanOrEqual(BYTES);
   });
 
   test('a guard answering a cached token with a remembered grant allocates nothing beyond the awaited promise', async () => {
@@ -73,7 +81,7 @@ describe('allocation on the cached path', () => {
     const guarded = await allocation(() => guard(authorization, req));
     // Before: about 1,100 bytes above the floor (two awaits, a large async frame, query, resource
     // and state objects per request); now its answer is a settled promise, the same every time.
-    expect(guarded.minBytesPerCall - floor.minBytesPerCall, JSON.stringify({ floor, guarded })).toBeLessThanOrEqual(64);
+    expect(guarded.minBytesPerCall - floor.minBytesPerCall, JSON.stringify({ floor, guarded })).toBeLessThanOrEqual(BYTES);
     const answer = guard(authorization, req);
     expect(settledValue(answer)).toBe(first); // read by an adapter without awaiting
   });

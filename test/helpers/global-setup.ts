@@ -15,6 +15,8 @@ export interface TestKeys {
 declare module 'vitest' {
   export interface ProvidedContext {
     testKeys: TestKeys;
+    /** Whether this run measures coverage (`--coverage`): V8's block counters then add allocations. */
+    coverage: boolean;
   }
 }
 
@@ -26,4 +28,5 @@ function privateJwk(kid: string): Record<string, unknown> {
 export default function setup(project: TestProject): void {
   // A fresh pair per run (never committed, never reused): the kids are fixed, the keys are not.
   project.provide('testKeys', { key1: privateJwk('key-1'), key2: privateJwk('key-2') });
+  project.provide('coverage', project.config.coverage.enabled);
 }
