@@ -27,7 +27,7 @@ export default defineConfig({
       exclude: ['**/*.d.ts', 'packages/iam-authz-dev/src/console/web/**'],
       reporter: ['text-summary', 'json-summary'],
       reportOnFailure: true,
-      // Measured 2026-11-26: 93.2 % of lines, 87.7 % of branches; the floor sits a few points below.
+      // Measured 2026-11-26: 94.0 % of lines, 87.6 % of branches; the floor sits a few points below.
       thresholds: { lines: 90, branches: 85 },
     },
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
