@@ -17,7 +17,7 @@
 import { createPublicKey, verify } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { createAuthorizer } from 'iam-authz';
-import { generateSigningKey, signJwt } from 'iam-authz-dev';
+import { BASE_URL, benchKeyAndToken } from './token.mjs';
 
 /** @type {any} */
 const host = globalThis;
@@ -25,13 +25,7 @@ const runtime = host.Bun ? `bun ${host.Bun.version}` : host.Deno ? `deno ${host.
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 8);
 const BATCH_MS = Number(process.env.BENCH_BATCH_MS ?? 200);
 
-const BASE_URL = 'https://iam.example.com';
-const key = generateSigningKey({ kid: 'bench-key-1' });
-const nowSec = Math.floor(Date.now() / 1000);
-const token = signJwt({
-  jti: 'jti-bench', iss: `${BASE_URL}/authentication/v1`, sub: 'actor-alice', aud: 'tenant-1', tid: 'tenant-1',
-  exp: nowSec + 24 * 3600, iat: nowSec, acc: 'acc-1', app: 'app-1', ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }],
-}, key, { cty: 't1' });
+const { key, token } = benchKeyAndToken();
 const lastDot = token.lastIndexOf('.');
 const signingInput = Buffer.from(token.slice(0, lastDot), 'latin1');
 const signature = Buffer.from(token.slice(lastDot + 1), 'base64url');

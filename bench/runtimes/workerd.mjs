@@ -18,7 +18,7 @@ import { rmSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateSigningKey, signJwt } from 'iam-authz-dev';
+import { benchKeyAndToken } from './token.mjs';
 import { bundleWorker, startWorker, workerTools } from '../../test/runtimes/workers/bundle.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -27,14 +27,7 @@ if (!tools) throw new Error('usage: node workerd.mjs <folder with wrangler and m
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 const N = Number(process.env.BENCH_N ?? 6000);
 
-// The token of verify.mjs (RS256, RSA 2048, the claims of bench/lib/fixture.ts).
-const BASE_URL = 'https://iam.example.com';
-const key = generateSigningKey({ kid: 'bench-key-1' });
-const nowSec = Math.floor(Date.now() / 1000);
-const token = signJwt({
-  jti: 'jti-bench', iss: `${BASE_URL}/authentication/v1`, sub: 'actor-alice', aud: 'tenant-1', tid: 'tenant-1',
-  exp: nowSec + 24 * 3600, iat: nowSec, acc: 'acc-1', app: 'app-1', ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }],
-}, key, { cty: 't1' });
+const { key, token } = benchKeyAndToken();
 
 const { Miniflare, wrangler } = await workerTools(tools);
 const wranglerVersion = (await import(join(tools, 'node_modules/wrangler/package.json'), { with: { type: 'json' } })).default.version;
