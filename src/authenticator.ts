@@ -10,7 +10,7 @@ import { RemoteKeySet, type KeySetStatus } from './jwks/remote-key-set.js';
 import type { SharedRuntime } from './shared-options.js';
 import { fresh, settled } from './lib/settled.js';
 import { extractBearer } from './token/extract.js';
-import { TokenCache } from './token/token-cache.js';
+import { TokenCache, type CacheEntry } from './token/token-cache.js';
 import { TokenVerifier } from './token/verify-token.js';
 import type { Identity } from './types.js';
 
@@ -81,15 +81,16 @@ export function createAuthenticator(config: AuthenticatorConfig, shared: SharedR
   /**
    * A token not in the cache (or no cache), verified on the spot when its keys are at hand: the
    * identity comes back as a settled promise (see `settled`), which a guard reads without a tick.
-   * Everything else — a cached token under another header spelling, keys to fetch — takes
-   * {@link verifyBearerAsync}, which does the very same checks in the same order.
+   * A cached token under another header spelling takes {@link fromCache}; keys to fetch,
+   * {@link verifiedLater}.
    */
   function verifyBearer(authorization: string | undefined): Promise<Identity> {
     let identity: Identity;
     try {
       if (closed) throw new AuthorizerClosedError();
       const token = extractBearer(authorization, maxTokenBytes);
-      if (cache?.entry(token, now())) return verifyBearerAsync(authorization);
+      const entry = cache?.entry(token, now());
+      if (entry) return fromCache(entry, token, authorization);
       const generation = cache?.generation ?? 0;
       const verified = verifier.verify(token);
       if (verified instanceof Promise) return verifiedLater(verified, authorization, generation);
@@ -125,35 +126,24 @@ export function createAuthenticator(config: AuthenticatorConfig, shared: SharedR
     return Promise.reject(error);
   }
 
-  async function verifyBearerAsync(authorization: string | undefined): Promise<Identity> {
-    // One async function with the try around it all: the cache-hit path allocates no extra promise.
+  /** A token the cache holds, presented under a header spelling the front table has not seen. */
+  async function fromCache(entry: CacheEntry, token: string, authorization: string | undefined): Promise<Identity> {
     try {
-      if (closed) throw new AuthorizerClosedError();
-      const token = extractBearer(authorization, maxTokenBytes);
-      if (cache) {
-        const entry = cache.entry(token, now());
-        if (entry) {
-          const hit = entry.identity;
-          // A promise only where refreshes cannot run in the background (workerd): this request
-          // refreshes the keys, and the hit stands only if the token's key survived the refresh.
-          const refreshing = keySets.get(hit.claims.iss)?.touch?.();
-          if (!refreshing || (await refreshing, cache.get(token, now()) === hit)) {
-            if (tokenCacheHit.hasSubscribers) tokenCacheHit.publish(HIT);
-            // The same header next time: found by cachedByHeader, without extracting the token.
-            cache.remember(authorization as string, entry);
-            return hit;
-          }
-        }
+      const hit = entry.identity;
+      // A promise only where refreshes cannot run in the background (workerd): this request
+      // refreshes the keys, and the hit stands only if the token's key survived the refresh.
+      const refreshing = keySets.get(hit.claims.iss)?.touch?.();
+      if (!refreshing || (await refreshing, cache?.get(token, now()) === hit)) {
+        if (tokenCacheHit.hasSubscribers) tokenCacheHit.publish(HIT);
+        // The same header next time: found by cachedByHeader, without extracting the token.
+        cache?.remember(authorization as string, entry);
+        return hit;
       }
       const generation = cache?.generation ?? 0;
       const verified = verifier.verify(token);
-      // Awaited only when keys had to be fetched: the usual path stays free of an extra tick.
       return accepted(verified instanceof Promise ? await verified : verified, authorization, generation);
     } catch (error) {
-      if (authenticateFailed.hasSubscribers && error instanceof IamAuthzError) {
-        authenticateFailed.publish({ code: error.code, status: error.status, message: error.message });
-      }
-      throw error;
+      return refusedAuthentication(error);
     }
   }
 
