@@ -41,14 +41,22 @@ test('≥ 90% of steady-state refreshes reuse a connection; the pool is bounded 
   });
   // Keeps idle connections, and sends no `Keep-Alive: timeout=` hint.
   server.server.keepAliveTimeout = 0;
+  let open = 0;
+  let mostOpen = 0;
+  server.server.on('connection', (socket: Socket) => {
+    mostOpen = Math.max(mostOpen, ++open);
+    socket.on('close', () => open--);
+  });
   const clock = new Clock();
   const cache = { ttlMs: TTL, minRefreshIntervalMs: 1_000, timeoutMs: 2_000 };
   const authz = authorizers.create({ baseUrl: server.url, now: clock.now, jwks: cache, policy: cache });
   const header = `Bearer ${mint(server.url, { exp: clock.sec + 3_600 })}`;
   const query = { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } };
   await authz.check(header, query);
-  const warm = server.requests.length;
-  for (let round = 0; round < 12; round++) {
+  let warm = 0;
+  for (let round = 0; round < 24; round++) {
+    // The first round fills the pool (both caches refresh at once); the rest is steady state.
+    if (round === 1) warm = server.requests.length;
     // A refresh cadence of idle time, then a request that finds both caches due.
     vi.advanceTimersByTime(TTL);
     clock.advance(TTL);
@@ -57,15 +65,17 @@ test('≥ 90% of steady-state refreshes reuse a connection; the pool is bounded 
     await until(() => server!.requests.length >= before + 2 && settled(authz.status()));
   }
   const steady = server.requests.slice(warm);
-  expect(steady.length).toBeGreaterThanOrEqual(20);
+  expect(steady.length).toBeGreaterThanOrEqual(40);
   const seen = new Set<Socket>(server.requests.slice(0, warm).map((r) => r.socket));
   let reused = 0;
   for (const r of steady) {
     if (seen.has(r.socket)) reused++;
     seen.add(r.socket);
   }
+  // A round that starts while the last one's sockets are being handed back opens a connection:
+  // that is the 10% allowed; without keep-alive past the TTL, none would be reused.
   expect(reused / steady.length).toBeGreaterThanOrEqual(0.9);
-  expect(seen.size).toBeLessThanOrEqual(4);
+  expect(mostOpen).toBeLessThanOrEqual(4);
 });
 
 test('the keep-alive covers the TTL plus a margin, within [4 s, 10 min], 4 connections per origin', () => {
