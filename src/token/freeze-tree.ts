@@ -1,9 +1,9 @@
 /**
- * Deep freeze of a tree parsed from JSON, iterative and depth-bounded. A token's header and claims
- * are shared between requests through the token cache, so every level is frozen; a recursive walk
- * would end in `RangeError: Maximum call stack size exceeded` on a structure thousands of levels
- * deep (possible once `maxTokenBytes` is raised), so the walk keeps its own stack and refuses
- * anything deeper than {@link MAX_JSON_DEPTH} — decided before any RSA work.
+ * Deep freeze of a tree parsed from JSON, depth-bounded. A token's header and claims are shared
+ * between requests through the token cache, so every level is frozen. A structure thousands of
+ * levels deep (possible once `maxTokenBytes` is raised) is refused as soon as the walk passes
+ * {@link MAX_JSON_DEPTH} — decided before any RSA work — so the walk's own recursion stays shallow
+ * and never ends in `RangeError: Maximum call stack size exceeded`.
  */
 import { TokenInvalidError } from '../errors.js';
 
@@ -13,12 +13,6 @@ import { TokenInvalidError } from '../errors.js';
  */
 export const MAX_JSON_DEPTH = 32;
 
-// Reused between calls (the walk is synchronous): no allocation per token. A stack pointer, not
-// push/pop and `length = 0` (setting an array's length is a call into the runtime).
-const nodes: (object | undefined)[] = [];
-const depths: number[] = [];
-let top = 0;
-
 /**
  * `root` must be fresh `JSON.parse` output: no node shared between parents (a shared node would be
  * walked once per path) and arrays without holes (they are walked by index).
@@ -26,35 +20,33 @@ let top = 0;
  * Freezes every object and array below `root`, and `root` too unless `freezeRoot` is false (the
  * verifier still writes the normalised `ars` into the payload). Throws `ERR_TOKEN_INVALID` when the
  * tree is deeper than {@link MAX_JSON_DEPTH}; the tree is then left partly frozen, and dropped.
+ * Recursive, but never deeper than {@link MAX_JSON_DEPTH} calls: the depth is checked before each
+ * descent. (A shared stack array would cost a write barrier per node pushed, the array being old.)
  */
 export function freezeTree(root: object, what: 'header' | 'payload', freezeRoot = true): void {
-  top = 0;
-  push(root, 0, what);
-  try {
-    while (top > 0) {
-      top--;
-      const node = nodes[top] as Record<string, unknown>;
-      const depth = depths[top] as number;
-      nodes[top] = undefined; // no token's objects kept after the walk
-      // JSON.parse output: no node is shared or already frozen, and arrays are dense (an index
-      // loop is several times cheaper than for-in over an array's string keys).
-      if (Array.isArray(node)) {
-        for (let i = 0; i < node.length; i++) push(node[i], depth, what);
-      } else {
-        for (const key in node) push(node[key], depth, what);
-      }
-      if (node !== root || freezeRoot) Object.freeze(node);
+  freezeBelow(root, 1, what);
+  if (freezeRoot) Object.freeze(root);
+}
+
+/** Freezes the objects and arrays below `node`, which sits at `depth` (the root at 1). */
+function freezeBelow(node: object, depth: number, what: 'header' | 'payload'): void {
+  // JSON.parse output: no node is shared or already frozen, and arrays are dense (an index loop is
+  // several times cheaper than for-in over an array's string keys).
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) {
+      const child: unknown = node[i];
+      if (typeof child === 'object' && child !== null) freezeChild(child, depth, what);
     }
-  } finally {
-    while (top > 0) nodes[--top] = undefined;
+  } else {
+    for (const key in node) {
+      const child = (node as Record<string, unknown>)[key];
+      if (typeof child === 'object' && child !== null) freezeChild(child, depth, what);
+    }
   }
 }
 
-/** Queues `child` for freezing when it is an object or array, refusing it past the depth limit. */
-function push(child: unknown, parentDepth: number, what: 'header' | 'payload'): void {
-  if (typeof child !== 'object' || child === null) return;
+function freezeChild(child: object, parentDepth: number, what: 'header' | 'payload'): void {
   if (parentDepth + 1 > MAX_JSON_DEPTH) throw new TokenInvalidError(`token ${what} is nested deeper than ${MAX_JSON_DEPTH} levels`);
-  nodes[top] = child;
-  depths[top] = parentDepth + 1;
-  top++;
+  freezeBelow(child, parentDepth + 1, what);
+  Object.freeze(child);
 }
