@@ -40,8 +40,9 @@ export function checkClaims(payload: Record<string, unknown>, policy: ClaimPolic
   }
   if (typeof sub !== 'string' || sub.length === 0) throw new TokenInvalidError('token sub claim is missing');
   if (typeof app !== 'string' || app.length === 0) throw new TokenInvalidError('token app claim is missing');
-  // `payload` is this verification's own freshly parsed object: normalise `ars` in place.
-  payload.ars = Object.freeze(normalizeArs(payload.ars));
+  // `payload` is this verification's own freshly parsed object, frozen below its top level by the
+  // verifier: normalise `ars` in place.
+  payload.ars = Object.freeze(normalizeArs(payload.ars, true));
   return payload as IamClaims;
 }
 
