@@ -1,5 +1,5 @@
 /**
- * `npm run bench:split [-- --framework fastify|express] [--seconds 10] [--control]`: where the
+ * `npm run bench:split [-- --framework fastify|express] [--seconds 10] [--control] [--ours kind]`: where the
  * distinct-token gap goes, measured without drift. Interleaved rounds on a shared VM swing ±10–20 %
  * (the machine's speed drifts between two loads); here the ceiling server and ours run at the same
  * time, each under its own autocannon load, while `perf record` samples both processes: both see
@@ -13,10 +13,10 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { load, startBenchIam, startServer, stopServer, type Server } from '../http/harness.js';
-import type { ServerKind } from '../http/kinds.js';
+import { KINDS, type ServerKind } from '../http/kinds.js';
 
 const { values } = parseArgs({
-  options: { framework: { type: 'string', default: 'fastify' }, seconds: { type: 'string', default: '10' }, control: { type: 'boolean', default: false } },
+  options: { framework: { type: 'string', default: 'fastify' }, seconds: { type: 'string', default: '10' }, control: { type: 'boolean', default: false }, ours: { type: 'string' } },
 });
 const framework = values.framework === 'express' ? 'express' : 'fastify';
 const seconds = Number(values.seconds);
@@ -28,7 +28,10 @@ try {
   process.exit(0);
 }
 
-const kinds = [`${framework}-ceiling-hook`, values.control ? `${framework}-ceiling-hook` : `${framework}-iam-nocache`] as ServerKind[];
+// `--ours fastify-iam-authn`: a route that only authenticates, to split verifying from deciding.
+const ours = values.control ? `${framework}-ceiling-hook` : values.ours ?? `${framework}-iam-nocache`;
+if (!KINDS.includes(ours as ServerKind)) throw new TypeError(`bench:split: --ours must be a server kind of bench/http/kinds.ts, not ${ours}`);
+const kinds = [`${framework}-ceiling-hook`, ours] as ServerKind[];
 /** perf's sampling rate (Hz): each sample stands for 1/HZ s of one thread's CPU time. */
 const HZ = 1999;
 const DATA = `/tmp/iam-authz-bench-split-${process.pid}.data`;

@@ -82,13 +82,14 @@ async function startFastify(): Promise<number> {
       },
     }, async () => reply);
   } else {
-    const authorizer = createAuthorizer(iamOptions(kind === 'fastify-iam-nocache' ? { tokenCache: false } : kind === 'fastify-iam-pool' ? { verify: 'threadpool' } : {}));
+    const authorizer = createAuthorizer(iamOptions(kind === 'fastify-iam-nocache' || kind === 'fastify-iam-authn' ? { tokenCache: false } : kind === 'fastify-iam-pool' ? { verify: 'threadpool' } : {}));
     await authorizer.ready();
     // As the docs set it up: the plugin declares `request.iam` (decorateRequest), so setting it
     // keeps the request's shape.
     await app.register(iamAuthz, { authorizer });
     app.get<{ Params: { vin: string } }>('/vehicle/:vin', {
-      onRequest: app.iamAuthz.requirePermission('vehicle-service', 'READ', 'VIN', (request) => (request.params as { vin: string }).vin),
+      // `fastify-iam-authn`: the token verified, no permission asked (what `authenticate` costs alone).
+      onRequest: kind === 'fastify-iam-authn' ? app.iamAuthz.authenticate() : app.iamAuthz.requirePermission('vehicle-service', 'READ', 'VIN', (request) => (request.params as { vin: string }).vin),
     }, async () => reply);
   }
   await app.listen({ port: 0, host: '127.0.0.1' });
