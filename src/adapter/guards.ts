@@ -178,16 +178,29 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
 
   function authenticate(guardOptions?: AuthenticateOptions): Guard<Req> {
     const { optional } = parseAuthenticateOptions('authenticate', guardOptions);
-    return async (authorization) => {
+    // Synchronous when the identity is at hand (a settled promise, see `settledValue`): the answer
+    // is then a settled promise too, which an adapter reads without awaiting.
+    return (authorization) => {
       // Only a request with no Authorization header at all is anonymous; anything present is checked.
-      if (optional && authorization === undefined) return undefined;
+      if (optional && authorization === undefined) return NO_STATE;
+      let authenticating: Promise<Identity>;
       try {
-        const { token, claims } = await authorizer.authenticate(authorization);
-        return { token, claims };
+        authenticating = authorizer.authenticate(authorization);
       } catch (error) {
-        return rejected(error);
+        return failed(error);
       }
+      const identity = settledValue(authenticating);
+      return identity === undefined ? authenticatedLater(authenticating) : fresh({ token: identity.token, claims: identity.claims });
     };
+  }
+
+  async function authenticatedLater(authenticating: Promise<Identity>): Promise<IamState> {
+    try {
+      const { token, claims } = await authenticating;
+      return { token, claims };
+    } catch (error) {
+      return rejected(error);
+    }
   }
 
   function permission({ service, permissions, any, type, resolve, mode: routeMode }: PermissionArgs<Req>): Guard<Req> {
@@ -410,3 +423,6 @@ function checkAuthorizer(where: string, authorizer: unknown): asserts authorizer
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
+
+/** An anonymous request's answer under `authenticate({ optional: true })`: no state. */
+const NO_STATE: Promise<undefined> = Promise.resolve(undefined);

@@ -65,3 +65,21 @@ test('refusals still reject: a denied permission, a forged signature, no token',
   await expect(guard(forged, { vin: 'A' })).rejects.toMatchObject({ status: 401 });
   await expect(guard(undefined, { vin: 'A' })).rejects.toMatchObject({ status: 401 });
 });
+
+test('authenticate(): a new token\'s state is read without awaiting; refusals and anonymity still hold', async () => {
+  const guards = createGuards<unknown>(authorizer);
+  const authenticate = guards.authenticate();
+  const answer = authenticate(mint(), {});
+  const state = settledValue(answer);
+  expect(state?.claims.sub).toBe('actor-carol');
+  expect(state?.decision).toBeUndefined();
+  expect(await answer).toBe(state);
+  const token = mint();
+  const forged = `${token.slice(0, -4)}${token.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
+  const refused = authenticate(forged, {});
+  expect(settledValue(refused)).toBeUndefined();
+  await expect(refused).rejects.toMatchObject({ status: 401, headers: { 'www-authenticate': expect.stringContaining('invalid_token') } });
+  await expect(authenticate(undefined, {})).rejects.toMatchObject({ status: 401 });
+  await expect(guards.authenticate({ optional: true })(undefined, {})).resolves.toBeUndefined();
+  await expect(guards.authenticate({ optional: true })('Bearer x', {})).rejects.toMatchObject({ status: 401 });
+});
