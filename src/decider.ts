@@ -409,8 +409,13 @@ function deniedEvent(identity: Caller, query: AuthorizeQuery, decision: Decision
 
 /** One remembered grant; the fields say which question, caller and policy it answers. */
 interface GrantSlot {
-  /** The caller granted something at this slot last (remembered from its second grant on). */
-  candidate: Caller | undefined;
+  /**
+   * A fingerprint of the caller granted something at this slot last (it is remembered from its
+   * second grant on): a number, not the caller, so that a caller seen once is not kept alive here
+   * until its slot is reused (with `tokenCache: false` every request's caller is new). A collision
+   * only remembers a grant one request early.
+   */
+  candidate: number;
   identity: Caller | undefined;
   policy: CompiledPolicy | undefined;
   service: string;
@@ -437,7 +442,7 @@ const NO_PROMISE = Promise.resolve(NO_DECISION);
  * decision it holds is frozen, being shared by every request it answers.
  */
 class GrantMemo {
-  readonly #slots: GrantSlot[] = Array.from({ length: GRANT_SLOTS }, () => ({ candidate: undefined, identity: undefined, policy: undefined, service: '', permission: '', node: undefined, type: '', value: '', decision: NO_DECISION, promise: NO_PROMISE }));
+  readonly #slots: GrantSlot[] = Array.from({ length: GRANT_SLOTS }, () => ({ candidate: -1, identity: undefined, policy: undefined, service: '', permission: '', node: undefined, type: '', value: '', decision: NO_DECISION, promise: NO_PROMISE }));
 
   /** The slot answering `query` for `identity` under the fresh policy now, or `undefined`. */
   find(identity: Caller, query: AuthorizeQuery, clients: ReadonlyMap<string, PolicyClient>): GrantSlot | undefined {
@@ -462,8 +467,9 @@ class GrantMemo {
   seenBefore(identity: Caller, query: AuthorizeQuery): boolean {
     const { resource } = query;
     const slot = this.#slots[slotOf(identity, 'node' in resource ? resource.node : resource.value)] as GrantSlot;
-    if (slot.candidate === identity) return true;
-    slot.candidate = identity;
+    const print = fingerprintOf(identity);
+    if (slot.candidate === print) return true;
+    slot.candidate = print;
     return false;
   }
 
@@ -497,6 +503,18 @@ function deeplyFrozen(identity: Caller): boolean {
     if (!Object.isFrozen(entry) || !Object.isFrozen(entry.r) || !Object.isFrozen(entry.c) || !Object.isFrozen(entry.n)) return false;
   }
   return true;
+}
+
+/**
+ * 30 bits of the caller's token (its length and five characters before the two {@link slotOf}
+ * reads, from the signature, which differs between any two tokens): a small integer, stored
+ * without keeping anything alive. A caller without a string token fingerprints as 0.
+ */
+function fingerprintOf(identity: Caller): number {
+  const token = (identity as { token?: unknown }).token;
+  if (typeof token !== 'string' || token.length < 8) return 0;
+  const n = token.length;
+  return (n ^ (token.charCodeAt(n - 3) << 5) ^ (token.charCodeAt(n - 4) << 11) ^ (token.charCodeAt(n - 5) << 17) ^ (token.charCodeAt(n - 6) << 23) ^ (token.charCodeAt(n - 7) << 27)) & 0x3fffffff;
 }
 
 /** Slot of a question: the last characters of the token (its signature) and of the resource asked. */

@@ -4,6 +4,8 @@
  * adapter (no trips through the microtask queue, no async frames per request) — while every
  * refusal still rejects.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { startDevIam, type DevIam, type DevIamConfig } from 'iam-authz-dev';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createGuards, settledValue } from '../../src/adapter/index.js';
@@ -82,4 +84,23 @@ test('authenticate(): a new token\'s state is read without awaiting; refusals an
   await expect(authenticate(undefined, {})).rejects.toMatchObject({ status: 401 });
   await expect(guards.authenticate({ optional: true })(undefined, {})).resolves.toBeUndefined();
   await expect(guards.authenticate({ optional: true })('Bearer x', {})).rejects.toMatchObject({ status: 401 });
+});
+
+test('a caller granted once is not kept alive by the authorizer (nothing per caller outlives its request)', async () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const query = { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: 'A' } } as const;
+  const refs: WeakRef<object>[] = [];
+  // In a function of its own, so that no frame of this test holds the last caller.
+  const grantOnce = async (): Promise<void> => {
+    const identity = await authorizer.authenticate(mint());
+    expect((await authorizer.authorize(identity, query)).granted).toBe(true);
+    refs.push(new WeakRef(identity));
+  };
+  for (let i = 0; i < 8; i++) await grantOnce();
+  // Let the settled promises and this loop's frames go, then collect.
+  await new Promise((resolve) => setImmediate(resolve));
+  gc();
+  gc();
+  expect(refs.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
 });
