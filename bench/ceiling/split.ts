@@ -1,22 +1,31 @@
 /**
- * `npm run bench:split [-- --framework fastify|express] [--seconds 10] [--control] [--ours kind]`: where the
+ * `npm run bench:split [-- --framework fastify|express] [--seconds 10] [--control] [--ours kind]
+ * [--base kind] [--symbols N] [--runs N]`: where the
  * distinct-token gap goes, measured without drift. Interleaved rounds on a shared VM swing ±10–20 %
  * (the machine's speed drifts between two loads); here the ceiling server and ours run at the same
  * time, each under its own autocannon load, while `perf record` samples both processes: both see
  * the same machine, and the samples of each are attributed per request by category (our JS, V8
  * builtins and runtime, OpenSSL, the kernel, …). `--control` runs the ceiling against a second copy
- * of itself: the spread of that A/A table is the method's noise.
+ * of itself: the spread of that A/A table is the method's noise. `--ours fastify-least` measures the
+ * limit (`least.ts`: the least verifier making the same decision) against the ceiling, and
+ * `--base fastify-least` measures iam-authz against that limit. `--symbols N` adds the N functions
+ * whose per-request time differs most. `--runs N` measures N times over the same two servers and
+ * prints each run's ratio, their median and spread; the tables sum all runs.
  *
  * Needs Linux `perf` (with `perf_event_paranoid` ≤ 2 for one's own processes); without it, says so
  * and exits 0. A report, never a test.
  */
 import { execFileSync, spawn } from 'node:child_process';
+import type autocannon from 'autocannon';
 import { parseArgs } from 'node:util';
 import { load, startBenchIam, startServer, stopServer, type Server } from '../http/harness.js';
 import { KINDS, type ServerKind } from '../http/kinds.js';
 
 const { values } = parseArgs({
-  options: { framework: { type: 'string', default: 'fastify' }, seconds: { type: 'string', default: '10' }, control: { type: 'boolean', default: false }, ours: { type: 'string' } },
+  options: {
+    framework: { type: 'string', default: 'fastify' }, seconds: { type: 'string', default: '10' }, control: { type: 'boolean', default: false },
+    ours: { type: 'string' }, base: { type: 'string' }, symbols: { type: 'string', default: '0' }, runs: { type: 'string', default: '1' },
+  },
 });
 const framework = values.framework === 'express' ? 'express' : 'fastify';
 const seconds = Number(values.seconds);
@@ -31,7 +40,12 @@ try {
 // `--ours fastify-iam-authn`: a route that only authenticates, to split verifying from deciding.
 const ours = values.control ? `${framework}-ceiling-hook` : values.ours ?? `${framework}-iam-nocache`;
 if (!KINDS.includes(ours as ServerKind)) throw new TypeError(`bench:split: --ours must be a server kind of bench/http/kinds.ts, not ${ours}`);
-const kinds = [`${framework}-ceiling-hook`, ours] as ServerKind[];
+const base = values.base ?? `${framework}-ceiling-hook`;
+if (!KINDS.includes(base as ServerKind)) throw new TypeError(`bench:split: --base must be a server kind of bench/http/kinds.ts, not ${base}`);
+const kinds = [base, ours] as ServerKind[];
+const symbolCount = Number(values.symbols);
+const runs = Number(values.runs);
+if (!(Number.isInteger(runs) && runs >= 1 && runs <= 20)) throw new TypeError('bench:split: --runs must be an integer within [1, 20]');
 /** perf's sampling rate (Hz): each sample stands for 1/HZ s of one thread's CPU time. */
 const HZ = 1999;
 const DATA = `/tmp/iam-authz-bench-split-${process.pid}.data`;
@@ -43,14 +57,30 @@ const tokens = await startBenchIam(2000, (env) => {
 const servers = await (starting as Promise<Server[]>);
 console.error(`warming up ${kinds.join(' and ')}…`);
 await Promise.all(servers.map((s) => load(s.url, tokens, 'distinct', 3, 10)));
-console.error(`${seconds} s of distinct tokens on both at once, sampled by perf at ${HZ} Hz…`);
-const perf = spawn('perf', ['record', '-F', String(HZ), '-p', servers.map((s) => s.child.pid).join(','), '-o', DATA, '--', 'sleep', String(seconds)], { stdio: 'ignore' });
-const results = await Promise.all(servers.map((s) => load(s.url, tokens, 'distinct', seconds, 10)));
-await new Promise((resolve) => perf.once('exit', resolve));
-const requests = results.map((r) => r.requests.total);
-if (results.some((r) => r.non2xx + r.errors > 0)) throw new Error('bench:split: a server answered non-2xx: not measuring a granted request');
+const perRequest = servers.map(() => new Map<string, number>());
+const perSymbol = servers.map(() => new Map<string, number>());
+const requests = servers.map(() => 0);
+const ratios: number[] = [];
+for (let run = 1; run <= runs; run++) {
+  console.error(`run ${run}/${runs}: ${seconds} s of distinct tokens on both at once, sampled by perf at ${HZ} Hz…`);
+  const perf = spawn('perf', ['record', '-F', String(HZ), '-p', servers.map((s) => s.child.pid).join(','), '-o', DATA, '--', 'sleep', String(seconds)], { stdio: 'ignore' });
+  const results = await Promise.all(servers.map((s) => load(s.url, tokens, 'distinct', seconds, 10)));
+  await new Promise((resolve) => perf.once('exit', resolve));
+  if (results.some((r) => r.non2xx + r.errors > 0)) throw new Error('bench:split: a server answered non-2xx: not measuring a granted request');
+  const samples = samplesOf(execFileSync('perf', ['report', '-i', DATA, '--no-children', '--sort', 'pid,dso,sym', '--stdio', '-n'], { encoding: 'utf8', maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'ignore'] }));
+  // CPU µs per request of each server in this run, then added to the sums over all runs.
+  const cpu = samples.map((n, i) => (n * 1e6) / HZ / (results[i] as autocannon.Result).requests.total);
+  ratios.push((cpu[0] as number) / (cpu[1] as number));
+  console.error(`run ${run}: ${(cpu[0] as number).toFixed(2)} and ${(cpu[1] as number).toFixed(2)} CPU µs per request, ratio ${(ratios.at(-1) as number).toFixed(3)}`);
+  results.forEach((r, i) => { requests[i] = (requests[i] as number) + r.requests.total; });
+}
+execFileSync('rm', ['-f', DATA]);
 for (const s of servers) await stopServer(s);
 await tokens.iam.close();
+// Samples were summed over the runs: per request of all runs.
+for (const [i, table] of [...perRequest, ...perSymbol].entries()) {
+  for (const [name, n] of table) table.set(name, (n * 1e6) / HZ / (requests[i % servers.length] as number));
+}
 
 /** The category of one sampled symbol. */
 function category(dso: string, symbol: string): string {
@@ -69,26 +99,41 @@ function category(dso: string, symbol: string): string {
   return 'other native (Node.js, libuv, libc)';
 }
 
-const report = execFileSync('perf', ['report', '-i', DATA, '--no-children', '--sort', 'pid,dso,sym', '--stdio', '-n'], { encoding: 'utf8', maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'ignore'] });
-execFileSync('rm', ['-f', DATA]);
-const pids = servers.map((s) => String(s.child.pid));
-const perRequest = servers.map(() => new Map<string, number>());
-for (const line of report.split('\n')) {
-  // "  12.34%  5678  1234:node  node  [.] symbol" (JIT code: "[JIT] tid 1234" as the object)
-  const m = /^\s+[\d.]+%\s+(\d+)\s+(\d+):\S+\s+(\[JIT\] tid \d+|\S+)\s+\[.\]\s+(.*)$/.exec(line);
-  if (!m) continue;
-  const i = pids.indexOf(m[2] as string);
-  if (i < 0) continue;
-  const name = category(m[3] as string, (m[4] as string).trim());
-  const us = (Number(m[1]) * 1e6) / HZ / (requests[i] as number);
-  perRequest[i]!.set(name, (perRequest[i]!.get(name) ?? 0) + us);
+/** Adds one `perf report`'s sample counts to the sums by category and function; the total per server. */
+function samplesOf(report: string): number[] {
+  const pids = servers.map((s) => String(s.child.pid));
+  const counted = servers.map(() => 0);
+  for (const line of report.split('\n')) {
+    // "  12.34%  5678  1234:node  node  [.] symbol" (JIT code: "[JIT] tid 1234" as the object)
+    const m = /^\s+[\d.]+%\s+(\d+)\s+(\d+):\S+\s+(\[JIT\] tid \d+|\S+)\s+\[.\]\s+(.*)$/.exec(line);
+    if (!m) continue;
+    const i = pids.indexOf(m[2] as string);
+    if (i < 0) continue;
+    const n = Number(m[1]);
+    counted[i] = (counted[i] as number) + n;
+    const name = category(m[3] as string, (m[4] as string).trim());
+    perRequest[i]!.set(name, (perRequest[i]!.get(name) ?? 0) + n);
+    const symbol = (m[4] as string).trim().replace(/ \S*node_modules\/|file:\/\/\S*\/(?=(src|adapters|bench)\/)/g, ' ');
+    perSymbol[i]!.set(symbol, (perSymbol[i]!.get(symbol) ?? 0) + n);
+  }
+  return counted;
 }
 const total = (t: Map<string, number>): number => [...t.values()].reduce((a, b) => a + b, 0);
 const [a, b] = perRequest as [Map<string, number>, Map<string, number>];
 const names = [...new Set([...a.keys(), ...b.keys()])].sort((x, y) => ((b.get(y) ?? 0) - (a.get(y) ?? 0)) - ((b.get(x) ?? 0) - (a.get(x) ?? 0)));
-const label = values.control ? 'ceiling (copy)' : 'iam-authz';
-console.log(`${framework}: CPU µs per request by category, ${kinds[0]} and ${kinds[1]} loaded at the same time for ${seconds} s (${requests.join(' and ')} requests)\n`);
-console.log(`| category | ceiling | ${label} | difference |`);
+const label = values.control ? 'ceiling (copy)' : ours;
+const sorted = [...ratios].sort((x, y) => x - y);
+const median = sorted.length % 2 ? (sorted[(sorted.length - 1) / 2] as number) : ((sorted[sorted.length / 2 - 1] as number) + (sorted[sorted.length / 2] as number)) / 2;
+console.log(`${framework}: CPU µs per request by category, ${kinds[0]} and ${kinds[1]} loaded at the same time, ${runs} × ${seconds} s (${requests.join(' and ')} requests)`);
+console.log(`ratio ${kinds[0]} / ${kinds[1]} per run: ${ratios.map((r) => r.toFixed(3)).join(', ')}; median ${median.toFixed(3)} (${(sorted[0] as number).toFixed(3)}–${(sorted.at(-1) as number).toFixed(3)})\n`);
+console.log(`| category | ${base} | ${label} | difference |`);
 console.log('|---|---|---|---|');
 for (const n of names) console.log(`| ${n} | ${(a.get(n) ?? 0).toFixed(2)} | ${(b.get(n) ?? 0).toFixed(2)} | ${((b.get(n) ?? 0) - (a.get(n) ?? 0)) >= 0 ? '+' : ''}${((b.get(n) ?? 0) - (a.get(n) ?? 0)).toFixed(2)} |`);
 console.log(`| **total** | ${total(a).toFixed(2)} | ${total(b).toFixed(2)} | ${(total(b) - total(a)).toFixed(2)} (ratio ${(total(a) / total(b)).toFixed(3)}) |`);
+if (symbolCount > 0) {
+  const [x, y] = perSymbol as [Map<string, number>, Map<string, number>];
+  const diff = (n: string): number => (y.get(n) ?? 0) - (x.get(n) ?? 0);
+  const top = [...new Set([...x.keys(), ...y.keys()])].sort((p, q) => Math.abs(diff(q)) - Math.abs(diff(p))).slice(0, symbolCount);
+  console.log(`\nThe ${symbolCount} functions whose CPU µs per request differ most:\n\n| function | ${base} | ${label} | difference |\n|---|---|---|---|`);
+  for (const n of top) console.log(`| ${n.replaceAll('|', '\\|').slice(0, 110)} | ${(x.get(n) ?? 0).toFixed(2)} | ${(y.get(n) ?? 0).toFixed(2)} | ${diff(n) >= 0 ? '+' : ''}${diff(n).toFixed(2)} |`);
+}

@@ -9,9 +9,11 @@
  * The platform's own share, for the figures that show what a guard can reach at best: `*-noop`
  * is the bare route behind a guard that does nothing (a Fastify `onRequest` hook, an async
  * function returning at once; an Express middleware calling `next()`), and `*-ceiling-hook` does
- * the ceiling's work in such a guard instead of in the handler.
+ * the ceiling's work in such a guard instead of in the handler. `*-least` is such a guard doing
+ * the least that makes iam-authz's decision (`bench/ceiling/least.ts`): the measured limit.
  */
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import express from 'express';
 import Fastify from 'fastify';
 import fastifyJwt from '@fastify/jwt';
@@ -23,6 +25,7 @@ import { createAuthorizer, type AuthorizerOptions } from '../../src/index.js';
 import { expressAuthz } from '../../adapters/express/index.js';
 import { iamAuthz } from '../../adapters/fastify/index.js';
 import { verifyAndParse } from '../ceiling/floor.js';
+import { createLeastVerifier, grantingRoles } from '../ceiling/least.js';
 import { KINDS, type ServerKind } from './kinds.js';
 
 
@@ -44,6 +47,13 @@ function ceilingPayload(authorization: string | undefined): unknown {
   return verifyAndParse(authorization.slice(7), ceilingKey!);
 }
 
+/** The least verifier making iam-authz's decision, for the `*-least` kinds. */
+async function leastVerifier(): Promise<ReturnType<typeof createLeastVerifier>> {
+  const jwks = await (await fetch(jwksUri)).json() as Parameters<typeof createLeastVerifier>[0]['jwks'];
+  const config = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));
+  return createLeastVerifier({ issuer, tenant, jwks, granting: grantingRoles(config, 'vehicle-service', 'READ') });
+}
+
 function iamOptions(extra: Partial<AuthorizerOptions> = {}): AuthorizerOptions {
   return { baseUrl, audience: tenant, ...extra };
 }
@@ -59,6 +69,14 @@ async function startFastify(): Promise<number> {
     app.get('/vehicle/:vin', {
       onRequest: async (request, res) => {
         if (ceilingPayload(request.headers.authorization) === undefined) await res.code(401).send({ error: 'unauthorized' });
+      },
+    }, async () => reply);
+  } else if (kind === 'fastify-least') {
+    const decide = await leastVerifier();
+    app.get<{ Params: { vin: string } }>('/vehicle/:vin', {
+      onRequest: async (request, res) => {
+        const status = decide(request.headers.authorization, request.params.vin);
+        if (status !== 200) await res.code(status).send({ error: status === 401 ? 'unauthorized' : 'forbidden' });
       },
     }, async () => reply);
   } else if (kind === 'fastify-ceiling') {
@@ -107,6 +125,13 @@ async function startExpress(): Promise<number> {
   } else if (kind === 'express-ceiling-hook') {
     app.get('/vehicle/:vin', (req, res, next) => {
       if (ceilingPayload(req.headers.authorization) === undefined) res.status(401).json({ error: 'unauthorized' });
+      else next();
+    }, reply);
+  } else if (kind === 'express-least') {
+    const decide = await leastVerifier();
+    app.get('/vehicle/:vin', (req, res, next) => {
+      const status = decide(req.headers.authorization, req.params.vin as string);
+      if (status !== 200) res.status(status).json({ error: status === 401 ? 'unauthorized' : 'forbidden' });
       else next();
     }, reply);
   } else if (kind === 'express-ceiling') {
