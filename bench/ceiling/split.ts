@@ -1,6 +1,6 @@
 /**
  * `npm run bench:split [-- --framework fastify|express] [--seconds 10] [--control] [--ours kind]
- * [--base kind] [--symbols N] [--runs N]`: where the
+ * [--base kind] [--also kind] [--symbols N] [--runs N]`: where the
  * distinct-token gap goes, measured without drift. Interleaved rounds on a shared VM swing ±10–20 %
  * (the machine's speed drifts between two loads); here the ceiling server and ours run at the same
  * time, each under its own autocannon load, while `perf record` samples both processes: both see
@@ -10,7 +10,9 @@
  * limit (`least.ts`: the least verifier making the same decision) against the ceiling, and
  * `--base fastify-least` measures iam-authz against that limit. `--symbols N` adds the N functions
  * whose per-request time differs most. `--runs N` measures N times over the same two servers and
- * prints each run's ratio, their median and spread; the tables sum all runs.
+ * prints each run's ratio, their median and spread; the tables sum all runs. `--also kind` (repeatable)
+ * loads one more server at the same time, e.g. `--also fastify-least`: the ceiling, the limit and
+ * ours in one measurement, so that no ratio comes from another session.
  *
  * Needs Linux `perf` (with `perf_event_paranoid` ≤ 2 for one's own processes); without it, says so
  * and exits 0. A report, never a test.
@@ -25,6 +27,7 @@ const { values } = parseArgs({
   options: {
     framework: { type: 'string', default: 'fastify' }, seconds: { type: 'string', default: '10' }, control: { type: 'boolean', default: false },
     ours: { type: 'string' }, base: { type: 'string' }, symbols: { type: 'string', default: '0' }, runs: { type: 'string', default: '1' },
+    also: { type: 'string', multiple: true, default: [] },
   },
 });
 const framework = values.framework === 'express' ? 'express' : 'fastify';
@@ -42,7 +45,8 @@ const ours = values.control ? `${framework}-ceiling-hook` : values.ours ?? `${fr
 if (!KINDS.includes(ours as ServerKind)) throw new TypeError(`bench:split: --ours must be a server kind of bench/http/kinds.ts, not ${ours}`);
 const base = values.base ?? `${framework}-ceiling-hook`;
 if (!KINDS.includes(base as ServerKind)) throw new TypeError(`bench:split: --base must be a server kind of bench/http/kinds.ts, not ${base}`);
-const kinds = [base, ours] as ServerKind[];
+for (const kind of values.also) if (!KINDS.includes(kind as ServerKind)) throw new TypeError(`bench:split: --also must be a server kind of bench/http/kinds.ts, not ${kind}`);
+const kinds = [base, ours, ...values.also] as ServerKind[];
 const symbolCount = Number(values.symbols);
 const runs = Number(values.runs);
 if (!(Number.isInteger(runs) && runs >= 1 && runs <= 20)) throw new TypeError('bench:split: --runs must be an integer within [1, 20]');
@@ -60,7 +64,8 @@ await Promise.all(servers.map((s) => load(s.url, tokens, 'distinct', 3, 10)));
 const perRequest = servers.map(() => new Map<string, number>());
 const perSymbol = servers.map(() => new Map<string, number>());
 const requests = servers.map(() => 0);
-const ratios: number[] = [];
+/** Per server after the first: the first's CPU per request / this one's, per run. */
+const ratios: number[][] = kinds.slice(1).map(() => []);
 for (let run = 1; run <= runs; run++) {
   console.error(`run ${run}/${runs}: ${seconds} s of distinct tokens on both at once, sampled by perf at ${HZ} Hz…`);
   const perf = spawn('perf', ['record', '-F', String(HZ), '-p', servers.map((s) => s.child.pid).join(','), '-o', DATA, '--', 'sleep', String(seconds)], { stdio: 'ignore' });
@@ -70,8 +75,8 @@ for (let run = 1; run <= runs; run++) {
   const samples = samplesOf(execFileSync('perf', ['report', '-i', DATA, '--no-children', '--sort', 'pid,dso,sym', '--stdio', '-n'], { encoding: 'utf8', maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'ignore'] }));
   // CPU µs per request of each server in this run, then added to the sums over all runs.
   const cpu = samples.map((n, i) => (n * 1e6) / HZ / (results[i] as autocannon.Result).requests.total);
-  ratios.push((cpu[0] as number) / (cpu[1] as number));
-  console.error(`run ${run}: ${(cpu[0] as number).toFixed(2)} and ${(cpu[1] as number).toFixed(2)} CPU µs per request, ratio ${(ratios.at(-1) as number).toFixed(3)}`);
+  for (const [i, list] of ratios.entries()) list.push((cpu[0] as number) / (cpu[i + 1] as number));
+  console.error(`run ${run}: ${cpu.map((c) => c.toFixed(2)).join(', ')} CPU µs per request; ratios ${ratios.map((list) => (list.at(-1) as number).toFixed(3)).join(', ')}`);
   results.forEach((r, i) => { requests[i] = (requests[i] as number) + r.requests.total; });
 }
 execFileSync('rm', ['-f', DATA]);
@@ -118,18 +123,27 @@ function samplesOf(report: string): number[] {
   }
   return counted;
 }
-const total = (t: Map<string, number>): number => [...t.values()].reduce((a, b) => a + b, 0);
+const total = (t: Map<string, number>): number => [...t.values()].reduce((x, y) => x + y, 0);
 const [a, b] = perRequest as [Map<string, number>, Map<string, number>];
-const names = [...new Set([...a.keys(), ...b.keys()])].sort((x, y) => ((b.get(y) ?? 0) - (a.get(y) ?? 0)) - ((b.get(x) ?? 0) - (a.get(x) ?? 0)));
+const names = [...new Set(perRequest.flatMap((t) => [...t.keys()]))].sort((x, y) => ((b.get(y) ?? 0) - (a.get(y) ?? 0)) - ((b.get(x) ?? 0) - (a.get(x) ?? 0)));
 const label = values.control ? 'ceiling (copy)' : ours;
-const sorted = [...ratios].sort((x, y) => x - y);
-const median = sorted.length % 2 ? (sorted[(sorted.length - 1) / 2] as number) : ((sorted[sorted.length / 2 - 1] as number) + (sorted[sorted.length / 2] as number)) / 2;
-console.log(`${framework}: CPU µs per request by category, ${kinds[0]} and ${kinds[1]} loaded at the same time, ${runs} × ${seconds} s (${requests.join(' and ')} requests)`);
-console.log(`ratio ${kinds[0]} / ${kinds[1]} per run: ${ratios.map((r) => r.toFixed(3)).join(', ')}; median ${median.toFixed(3)} (${(sorted[0] as number).toFixed(3)}–${(sorted.at(-1) as number).toFixed(3)})\n`);
-console.log(`| category | ${base} | ${label} | difference |`);
-console.log('|---|---|---|---|');
-for (const n of names) console.log(`| ${n} | ${(a.get(n) ?? 0).toFixed(2)} | ${(b.get(n) ?? 0).toFixed(2)} | ${((b.get(n) ?? 0) - (a.get(n) ?? 0)) >= 0 ? '+' : ''}${((b.get(n) ?? 0) - (a.get(n) ?? 0)).toFixed(2)} |`);
-console.log(`| **total** | ${total(a).toFixed(2)} | ${total(b).toFixed(2)} | ${(total(b) - total(a)).toFixed(2)} (ratio ${(total(a) / total(b)).toFixed(3)}) |`);
+const labels = [base, label, ...values.also];
+const signed = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
+console.log(`${framework}: CPU µs per request by category, ${kinds.join(', ')} loaded at the same time, ${runs} × ${seconds} s (${requests.join(', ')} requests)`);
+for (const [i, list] of ratios.entries()) {
+  const sorted = [...list].sort((x, y) => x - y);
+  const median = sorted.length % 2 ? (sorted[(sorted.length - 1) / 2] as number) : ((sorted[sorted.length / 2 - 1] as number) + (sorted[sorted.length / 2] as number)) / 2;
+  console.log(`ratio ${kinds[0]} / ${kinds[i + 1]} per run: ${list.map((r) => r.toFixed(3)).join(', ')}; median ${median.toFixed(3)} (${(sorted[0] as number).toFixed(3)}–${(sorted.at(-1) as number).toFixed(3)})`);
+}
+const others = labels.slice(1);
+console.log(`\n| category | ${labels.join(' | ')} | ${others.map((l) => `${l} − ${base}`).join(' | ')} |`);
+console.log(`|---|${labels.map(() => '---|').join('')}${others.map(() => '---|').join('')}`);
+for (const n of names) {
+  const cells = perRequest.map((t) => t.get(n) ?? 0);
+  console.log(`| ${n} | ${cells.map((c) => c.toFixed(2)).join(' | ')} | ${cells.slice(1).map((c) => signed(c - (cells[0] as number))).join(' | ')} |`);
+}
+const totals = perRequest.map(total);
+console.log(`| **total** | ${totals.map((t) => t.toFixed(2)).join(' | ')} | ${totals.slice(1).map((t) => `${signed(t - (totals[0] as number))} (ratio ${((totals[0] as number) / t).toFixed(3)})`).join(' | ')} |`);
 if (symbolCount > 0) {
   const [x, y] = perSymbol as [Map<string, number>, Map<string, number>];
   const diff = (n: string): number => (y.get(n) ?? 0) - (x.get(n) ?? 0);
