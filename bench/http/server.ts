@@ -163,6 +163,8 @@ async function startExpress(): Promise<number> {
 }
 
 const port = kind.startsWith('fastify') ? await startFastify() : await startExpress();
+// A parent that exits (or throws) without stopping this server takes it along.
+process.on('disconnect', () => { process.exit(0); });
 process.on('message', (message) => {
   if (message === 'cpu') process.send?.({ cpu: process.cpuUsage() });
   if (message === 'exit') process.exit(0);
