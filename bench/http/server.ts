@@ -11,6 +11,8 @@
  * function returning at once; an Express middleware calling `next()`), and `*-ceiling-hook` does
  * the ceiling's work in such a guard instead of in the handler. `*-least` is such a guard doing
  * the least that makes iam-authz's decision (`bench/ceiling/least.ts`): the measured limit.
+ * `fastify-iam-thin` calls `authenticate` and `authorize` from a hand-written hook, without the
+ * adapter: what the guard layer costs, next to `fastify-iam-nocache`.
  */
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +23,7 @@ import { auth } from 'express-oauth2-jwt-bearer';
 import { expressjwt } from 'express-jwt';
 import jwksRsa from 'jwks-rsa';
 import { createPublicKey } from 'node:crypto';
-import { createAuthorizer, type AuthorizerOptions } from '../../src/index.js';
+import { createAuthorizer, type AuthorizerOptions, type Identity } from '../../src/index.js';
 import { expressAuthz } from '../../adapters/express/index.js';
 import { iamAuthz } from '../../adapters/fastify/index.js';
 import { verifyAndParse } from '../ceiling/floor.js';
@@ -77,6 +79,21 @@ async function startFastify(): Promise<number> {
       onRequest: async (request, res) => {
         const status = decide(request.headers.authorization, request.params.vin);
         if (status !== 200) await res.code(status).send({ error: status === 401 ? 'unauthorized' : 'forbidden' });
+      },
+    }, async () => reply);
+  } else if (kind === 'fastify-iam-thin') {
+    const authorizer = createAuthorizer(iamOptions({ tokenCache: false }));
+    await authorizer.ready();
+    const { settledValue } = await import('../../src/adapter/index.js');
+    const slow = async (authenticating: Promise<Identity>, vin: string): Promise<boolean> => (await authorizer.authorize(await authenticating, { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: vin } })).granted;
+    app.get<{ Params: { vin: string } }>('/vehicle/:vin', {
+      onRequest: (request, res, done) => {
+        const authenticating = authorizer.authenticate(request.headers.authorization);
+        const identity = settledValue(authenticating);
+        const decision = identity && settledValue(authorizer.authorize(identity, { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: request.params.vin } }));
+        if (decision?.granted === true) done();
+        else if (decision) void res.code(403).send({ error: 'forbidden' });
+        else slow(authenticating, request.params.vin).then((granted) => { if (granted) done(); else void res.code(403).send({ error: 'forbidden' }); }, () => { void res.code(401).send({ error: 'unauthorized' }); });
       },
     }, async () => reply);
   } else if (kind === 'fastify-ceiling') {
