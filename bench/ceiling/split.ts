@@ -20,7 +20,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import type autocannon from 'autocannon';
 import { parseArgs } from 'node:util';
-import { load, startBenchIam, startServer, stopServer, type Server } from '../http/harness.js';
+import { load, spread, startBenchIam, startServer, stopServer, type Server } from '../http/harness.js';
 import { KINDS, type ServerKind } from '../http/kinds.js';
 
 const { values } = parseArgs({
@@ -131,9 +131,7 @@ const labels = [base, label, ...values.also];
 const signed = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
 console.log(`${framework}: CPU µs per request by category, ${kinds.join(', ')} loaded at the same time, ${runs} × ${seconds} s (${requests.join(', ')} requests)`);
 for (const [i, list] of ratios.entries()) {
-  const sorted = [...list].sort((x, y) => x - y);
-  const median = sorted.length % 2 ? (sorted[(sorted.length - 1) / 2] as number) : ((sorted[sorted.length / 2 - 1] as number) + (sorted[sorted.length / 2] as number)) / 2;
-  console.log(`ratio ${kinds[0]} / ${kinds[i + 1]} per run: ${list.map((r) => r.toFixed(3)).join(', ')}; median ${median.toFixed(3)} (${(sorted[0] as number).toFixed(3)}–${(sorted.at(-1) as number).toFixed(3)})`);
+  console.log(`ratio ${kinds[0]} / ${kinds[i + 1]} per run: ${list.map((r) => r.toFixed(3)).join(', ')}; median ${spread(list, 3)}`);
 }
 const others = labels.slice(1);
 console.log(`\n| category | ${labels.join(' | ')} | ${others.map((l) => `${l} − ${base}`).join(' | ')} |`);

@@ -85,12 +85,13 @@ async function startFastify(): Promise<number> {
     const authorizer = createAuthorizer(iamOptions({ tokenCache: false }));
     await authorizer.ready();
     const { settledValue } = await import('../../src/adapter/index.js');
-    const slow = async (authenticating: Promise<Identity>, vin: string): Promise<boolean> => (await authorizer.authorize(await authenticating, { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: vin } })).granted;
+    const query = (vin: string) => ({ service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: vin } });
+    const slow = async (authenticating: Promise<Identity>, vin: string): Promise<boolean> => (await authorizer.authorize(await authenticating, query(vin))).granted;
     app.get<{ Params: { vin: string } }>('/vehicle/:vin', {
       onRequest: (request, res, done) => {
         const authenticating = authorizer.authenticate(request.headers.authorization);
         const identity = settledValue(authenticating);
-        const decision = identity && settledValue(authorizer.authorize(identity, { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: request.params.vin } }));
+        const decision = identity && settledValue(authorizer.authorize(identity, query(request.params.vin)));
         if (decision?.granted === true) done();
         else if (decision) void res.code(403).send({ error: 'forbidden' });
         else slow(authenticating, request.params.vin).then((granted) => { if (granted) done(); else void res.code(403).send({ error: 'forbidden' }); }, () => { void res.code(401).send({ error: 'unauthorized' }); });
