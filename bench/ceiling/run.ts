@@ -12,7 +12,9 @@
  * Next to 1 and 2, the platform's limit, measured in the same rounds (unless `--no-platform`): the
  * ceiling's work done in a guard that does nothing else (a Fastify `onRequest` hook, an Express
  * middleware) / the ceiling server, and such a no-op guard / the bare route. A guard can come no
- * closer to the ceiling than these. After 3 and 4, the young-generation allocation of the cached
+ * closer to the ceiling than these. Next to 1 also the measured limit of the decision itself: the
+ * least verifier making iam-authz's decision (`least.ts`) in such a guard / the ceiling server; the
+ * guards' in-process table has its hook too. After 3 and 4, the young-generation allocation of the cached
  * path (bytes per call, scavenges per 100,000 calls; `bench/lib/alloc.ts`).
  *
  * Method (the same for `bench:ceiling` and `bench:check`, only shorter in the latter): every case is
@@ -35,11 +37,12 @@ import { verify } from 'node:crypto';
 import { createAuthorizer } from '../../src/authorizer.js';
 import { allocation, type Allocation } from '../lib/alloc.js';
 import { environmentLine, measureInterleaved, type BenchCase, type MeasureResult } from '../lib/measure.js';
-import { measureServer, median, startBenchIam, startServer, TENANT, type Sample, type Server, type Workload } from '../http/harness.js';
+import { IAM_CONFIG, measureServer, median, startBenchIam, startServer, TENANT, type Sample, type Server, type Workload } from '../http/harness.js';
 import type { ServerKind } from '../http/kinds.js';
 import { expressAuthz } from '../../adapters/express/index.js';
 import { fastifyAuthz } from '../../adapters/fastify/index.js';
 import { verifyAndParse } from './floor.js';
+import { createLeastVerifier, grantingRoles, type LeastOptions } from './least.js';
 
 const { values } = parseArgs({
   allowNegative: true,
@@ -130,6 +133,9 @@ if (parts.includes('http')) {
     pairs.push({ id: `${f}-distinct/ceiling`, label: `${name}: distinct tokens / ceiling server`, target: 0.95, workload: 'distinct', ours: `${f}-iam-nocache` as ServerKind, ceiling: `${f}-ceiling` as ServerKind });
     // The platform's limit for the figure above: the ceiling's work moved into a guard (a ${guard}).
     if (platform) pairs.push({ id: `${f}-ceiling-hook/ceiling`, label: `${name}: platform limit: no-op ${guard} + verify + parse / ceiling server`, workload: 'distinct', ours: `${f}-ceiling-hook` as ServerKind, ceiling: `${f}-ceiling` as ServerKind });
+    // The measured limit of a verifier making iam-authz's decision (least.ts: every check iam-authz
+    // refuses a token for, and nothing the library adds) in such a guard.
+    if (platform) pairs.push({ id: `${f}-least/ceiling`, label: `${name}: measured limit: least verifier making the same decision / ceiling server`, workload: 'distinct', ours: `${f}-least` as ServerKind, ceiling: `${f}-ceiling` as ServerKind });
     pairs.push({ id: `${f}-guarded/bare`, label: `${name}: guarded / bare, cached token`, target: f === 'fastify' ? 0.9 : 0.92, workload: 'repeated', ours: `${f}-iam` as ServerKind, ceiling: `${f}-bare` as ServerKind });
     // The platform's limit for the figure above: a guard that does nothing.
     if (platform) pairs.push({ id: `${f}-noop/bare`, label: `${name}: platform limit: no-op ${guard} / bare`, workload: 'repeated', ours: `${f}-noop` as ServerKind, ceiling: `${f}-bare` as ServerKind });
@@ -244,8 +250,14 @@ if (parts.includes('micro')) {
   const probe = { headers: { authorization: nextHeader() }, params, iam: null as unknown };
   await distinctHook(probe, reply);
   if ((probe.iam as { decision?: { granted?: boolean } } | null)?.decision?.granted !== true) throw new Error('the Fastify hook did not grant a distinct token');
+  const least = createLeastVerifier({ issuer: iam.issuer, tenant: TENANT, jwks: await (await fetch(`${iam.issuer}/.well-known/jwks.json`)).json() as LeastOptions['jwks'], granting: grantingRoles(IAM_CONFIG, 'vehicle-service', 'READ') });
+  const leastHook = async (request: { headers: { authorization: string }; params: { vin: string } }): Promise<void> => {
+    if (least(request.headers.authorization, request.params.vin) !== 200) reply.code().send();
+  };
+  if (least(nextHeader(), 'WVW1') !== 200) throw new Error('the least verifier did not grant a distinct token');
   guardCases.push(
     { name: 'Fastify: no-op onRequest hook doing verify + parse, distinct tokens', fn: () => ceilingHook({ headers: { authorization: nextHeader() } }) },
+    { name: 'Fastify: onRequest hook of the least verifier making the same decision, distinct tokens', fn: () => leastHook({ headers: { authorization: nextHeader() }, params }) },
     { name: 'Fastify: iam-authz onRequest hook, distinct tokens (tokenCache: false)', fn: () => distinctHook({ headers: { authorization: nextHeader() }, params, iam: null }, reply) },
   );
   console.error(`${elapsed()} guards in-process: ${micro.batches} interleaved rounds…`);

@@ -12,6 +12,9 @@ import type { ServerKind } from './kinds.js';
 
 export const TENANT = 'tenant-1';
 
+/** The example's IAM configuration, which the benchmark's development IAM serves. */
+export const IAM_CONFIG = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));
+
 export interface BenchIam {
   iam: DevIam;
   /** The environment `server.ts` reads. */
@@ -29,7 +32,7 @@ export interface BenchIam {
  * `beforeMinting(env)` is called first, e.g. to fork the servers while the tokens are signed.
  */
 export async function startBenchIam(count: number, beforeMinting?: (env: Record<string, string>) => void): Promise<BenchIam> {
-  const iam = await startDevIam({ config: fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url)) });
+  const iam = await startDevIam({ config: IAM_CONFIG });
   const jwks = await (await fetch(`${iam.issuer}/.well-known/jwks.json`)).json() as { keys: Record<string, string>[] };
   const publicKey = createPublicKey({ key: jwks.keys[0] as never, format: 'jwk' });
   const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
