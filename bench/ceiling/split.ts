@@ -1,6 +1,6 @@
 /**
  * `npm run bench:split [-- --framework fastify|express] [--seconds 10] [--control] [--ours kind]
- * [--base kind] [--also kind] [--symbols N] [--runs N]`: where the
+ * [--base kind] [--also kind] [--symbols N] [--runs N] [--no-perf]`: where the
  * distinct-token gap goes, measured without drift. Interleaved rounds on a shared VM swing ±10–20 %
  * (the machine's speed drifts between two loads); here the ceiling server and ours run at the same
  * time, each under its own autocannon load, while `perf record` samples both processes: both see
@@ -14,30 +14,37 @@
  * loads one more server at the same time, e.g. `--also fastify-least`: the ceiling, the limit and
  * ours in one measurement, so that no ratio comes from another session.
  *
- * Needs Linux `perf` (with `perf_event_paranoid` ≤ 2 for one's own processes); without it, says so
- * and exits 0. A report, never a test.
+ * The categories need Linux `perf` (with `perf_event_paranoid` ≤ 2 for one's own processes). Without
+ * it, or with `--no-perf`, each server's CPU per request comes from its own `process.cpuUsage()`
+ * instead: the ratios only, without perf's JIT map in the servers (which inflates Express's
+ * absolute figures). A report, never a test.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import type autocannon from 'autocannon';
 import { parseArgs } from 'node:util';
-import { load, spread, startBenchIam, startServer, stopServer, type Server } from '../http/harness.js';
+import { cpuOf, load, spread, startBenchIam, startServer, stopServer, type Server } from '../http/harness.js';
 import { KINDS, type ServerKind } from '../http/kinds.js';
 
 const { values } = parseArgs({
+  allowNegative: true,
   options: {
     framework: { type: 'string', default: 'fastify' }, seconds: { type: 'string', default: '10' }, control: { type: 'boolean', default: false },
     ours: { type: 'string' }, base: { type: 'string' }, symbols: { type: 'string', default: '0' }, runs: { type: 'string', default: '1' },
-    also: { type: 'string', multiple: true, default: [] },
+    also: { type: 'string', multiple: true, default: [] }, perf: { type: 'boolean', default: true },
   },
 });
 const framework = values.framework === 'express' ? 'express' : 'fastify';
 const seconds = Number(values.seconds);
 if (!(seconds >= 2 && seconds <= 120)) throw new TypeError('bench:split: --seconds must be within [2, 120]');
-try {
-  execFileSync('perf', ['--version'], { stdio: 'ignore' });
-} catch {
-  console.log('bench:split: no `perf` on this machine (Debian: apt-get install linux-perf); nothing measured');
-  process.exit(0);
+/** Sampled by perf (categories, symbols), or only each server's own CPU time (ratios). */
+let usePerf = values.perf;
+if (usePerf) {
+  try {
+    execFileSync('perf', ['--version'], { stdio: 'ignore' });
+  } catch {
+    console.log('bench:split: no `perf` on this machine (Debian: apt-get install linux-perf): ratios from each server\'s own CPU time, no categories');
+    usePerf = false;
+  }
 }
 
 // `--ours fastify-iam-authn`: a route that only authenticates, to split verifying from deciding.
@@ -56,7 +63,7 @@ const DATA = `/tmp/iam-authz-bench-split-${process.pid}.data`;
 let starting: Promise<Server[]> | undefined;
 // JIT frames named in perf's map (`/tmp/perf-<pid>.map`), so that our functions are told apart.
 const tokens = await startBenchIam(2000, (env) => {
-  starting = Promise.all(kinds.map((kind) => startServer(kind, env, ['--perf-basic-prof-only-functions'])));
+  starting = Promise.all(kinds.map((kind) => startServer(kind, env, usePerf ? ['--perf-basic-prof-only-functions'] : [])));
 });
 const servers = await (starting as Promise<Server[]>);
 console.error(`warming up ${kinds.join(' and ')}…`);
@@ -66,22 +73,35 @@ const perSymbol = servers.map(() => new Map<string, number>());
 const requests = servers.map(() => 0);
 /** Per server after the first: the first's CPU per request / this one's, per run. */
 const ratios: number[][] = kinds.slice(1).map(() => []);
+/** Per server: its CPU µs per request, per run. */
+const cpuPerRun: number[][] = kinds.map(() => []);
 for (let run = 1; run <= runs; run++) {
-  console.error(`run ${run}/${runs}: ${seconds} s of distinct tokens on both at once, sampled by perf at ${HZ} Hz…`);
-  const perf = spawn('perf', ['record', '-F', String(HZ), '-p', servers.map((s) => s.child.pid).join(','), '-o', DATA, '--', 'sleep', String(seconds)], { stdio: 'ignore' });
+  console.error(`run ${run}/${runs}: ${seconds} s of distinct tokens on all at once, ${usePerf ? `sampled by perf at ${HZ} Hz` : 'each server\'s CPU time read'}…`);
+  const perf = usePerf ? spawn('perf', ['record', '-F', String(HZ), '-p', servers.map((s) => s.child.pid).join(','), '-o', DATA, '--', 'sleep', String(seconds)], { stdio: 'ignore' }) : undefined;
+  const before = usePerf ? [] : await Promise.all(servers.map(cpuOf));
   const results = await Promise.all(servers.map((s) => load(s.url, tokens, 'distinct', seconds, 10)));
-  await new Promise((resolve) => perf.once('exit', resolve));
+  const used = usePerf ? [] : (await Promise.all(servers.map(cpuOf))).map((after, i) => after - (before[i] as number));
+  if (perf) await new Promise((resolve) => perf.once('exit', resolve));
   if (results.some((r) => r.non2xx + r.errors > 0)) throw new Error('bench:split: a server answered non-2xx: not measuring a granted request');
-  const samples = samplesOf(execFileSync('perf', ['report', '-i', DATA, '--no-children', '--sort', 'pid,dso,sym', '--stdio', '-n'], { encoding: 'utf8', maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'ignore'] }));
-  // CPU µs per request of each server in this run, then added to the sums over all runs.
-  const cpu = samples.map((n, i) => (n * 1e6) / HZ / (results[i] as autocannon.Result).requests.total);
+  // CPU µs per request of each server in this run (with perf, also added to the sums over all runs).
+  const cpuUs = usePerf
+    ? samplesOf(execFileSync('perf', ['report', '-i', DATA, '--no-children', '--sort', 'pid,dso,sym', '--stdio', '-n'], { encoding: 'utf8', maxBuffer: 256 << 20, stdio: ['ignore', 'pipe', 'ignore'] })).map((n) => (n * 1e6) / HZ)
+    : used;
+  const cpu = cpuUs.map((us, i) => us / (results[i] as autocannon.Result).requests.total);
   for (const [i, list] of ratios.entries()) list.push((cpu[0] as number) / (cpu[i + 1] as number));
+  cpu.forEach((c, i) => cpuPerRun[i]?.push(c));
   console.error(`run ${run}: ${cpu.map((c) => c.toFixed(2)).join(', ')} CPU µs per request; ratios ${ratios.map((list) => (list.at(-1) as number).toFixed(3)).join(', ')}`);
   results.forEach((r, i) => { requests[i] = (requests[i] as number) + r.requests.total; });
 }
 execFileSync('rm', ['-f', DATA]);
 for (const s of servers) await stopServer(s);
 await tokens.iam.close();
+if (!usePerf) {
+  console.log(`${framework}: CPU µs per request from each server's own CPU time, ${kinds.join(', ')} loaded at the same time, ${runs} × ${seconds} s (${requests.join(', ')} requests)`);
+  console.log(`CPU µs per request, median of runs (min–max): ${kinds.map((k, i) => `${k} ${spread(cpuPerRun[i] as number[], 2)}`).join('; ')}`);
+  for (const [i, list] of ratios.entries()) console.log(`ratio ${kinds[0]} / ${kinds[i + 1]} per run: ${list.map((r) => r.toFixed(3)).join(', ')}; median ${spread(list, 3)}`);
+  process.exit(0);
+}
 // Samples were summed over the runs: per request of all runs.
 for (const [i, table] of [...perRequest, ...perSymbol].entries()) {
   for (const [name, n] of table) table.set(name, (n * 1e6) / HZ / (requests[i % servers.length] as number));
