@@ -96,10 +96,14 @@ for (let run = 1; run <= runs; run++) {
 execFileSync('rm', ['-f', DATA]);
 for (const s of servers) await stopServer(s);
 await tokens.iam.close();
+/** Each run's ratio of the first server to each other one, with their median and min–max. */
+function printRatios(): void {
+  for (const [i, list] of ratios.entries()) console.log(`ratio ${kinds[0]} / ${kinds[i + 1]} per run: ${list.map((r) => r.toFixed(3)).join(', ')}; median ${spread(list, 3)}`);
+}
 if (!usePerf) {
   console.log(`${framework}: CPU µs per request from each server's own CPU time, ${kinds.join(', ')} loaded at the same time, ${runs} × ${seconds} s (${requests.join(', ')} requests)`);
   console.log(`CPU µs per request, median of runs (min–max): ${kinds.map((k, i) => `${k} ${spread(cpuPerRun[i] as number[], 2)}`).join('; ')}`);
-  for (const [i, list] of ratios.entries()) console.log(`ratio ${kinds[0]} / ${kinds[i + 1]} per run: ${list.map((r) => r.toFixed(3)).join(', ')}; median ${spread(list, 3)}`);
+  printRatios();
   process.exit(0);
 }
 // Samples were summed over the runs: per request of all runs.
@@ -150,9 +154,7 @@ const label = values.control ? 'ceiling (copy)' : ours;
 const labels = [base, label, ...values.also];
 const signed = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
 console.log(`${framework}: CPU µs per request by category, ${kinds.join(', ')} loaded at the same time, ${runs} × ${seconds} s (${requests.join(', ')} requests)`);
-for (const [i, list] of ratios.entries()) {
-  console.log(`ratio ${kinds[0]} / ${kinds[i + 1]} per run: ${list.map((r) => r.toFixed(3)).join(', ')}; median ${spread(list, 3)}`);
-}
+printRatios();
 const others = labels.slice(1);
 console.log(`\n| category | ${labels.join(' | ')} | ${others.map((l) => `${l} − ${base}`).join(' | ')} |`);
 console.log(`|---|${labels.map(() => '---|').join('')}${others.map(() => '---|').join('')}`);
