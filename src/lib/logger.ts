@@ -10,6 +10,7 @@
  * its JSON format the fields. Every message is whole on its own (code, reason, service, permission,
  * reference, roles), so no logger loses what matters whichever argument it reads.
  */
+import { settledValue } from './settled.js';
 import { warnOnce } from './warn-once.js';
 
 /** A logger: any object with these four methods (pino, winston and `console` fit as they are). */
@@ -121,15 +122,31 @@ function isRefusal(error: unknown): error is Refusal {
   return error instanceof Error && typeof e?.code === 'string' && e.code.startsWith('ERR_') && typeof e.status === 'number';
 }
 
-/** `fn`, logging the `IamAuthzError` it rejects with; denials are logged by the decider, with their roles. */
+/**
+ * `fn`, logging the `IamAuthzError` it rejects with; denials are logged by the decider, with their
+ * roles. A promise known to be fulfilled already (a cached token, a remembered grant, a token
+ * verified on the spot: see `settledValue`) has nothing to log and is handed on as it is, so that
+ * a guard still reads it without waiting a tick; anything else is followed for its rejection. What
+ * `fn` throws synchronously becomes a rejection, as from an async function.
+ */
 export function logged<A extends unknown[], R>(log: Log, fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
-  return async (...args: A): Promise<R> => {
+  const logRefused = (error: unknown): void => {
+    if (isRefusal(error)) logRefusal(log, error);
+  };
+  return (...args: A): Promise<R> => {
+    let result: Promise<R>;
     try {
-      return await fn(...args);
+      result = fn(...args);
     } catch (error) {
-      if (isRefusal(error)) logRefusal(log, error);
-      throw error;
+      logRefused(error);
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as it came, like the async function it replaces
+      return Promise.reject(error);
     }
+    if (settledValue(result) !== undefined) return result;
+    return result.then(undefined, (error: unknown) => {
+      logRefused(error);
+      throw error;
+    });
   };
 }
 

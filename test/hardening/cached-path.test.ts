@@ -87,6 +87,38 @@ describe('allocation on the cached path', () => {
   });
 });
 
+describe('the cached path with a logger', () => {
+  test('a guard still answers a cached token at once, and a refusal is still logged', async () => {
+    const lines: string[] = [];
+    const logger = { debug: (_fields: unknown, message: string) => { lines.push(message); }, info() { /* unused */ }, warn() { /* unused */ }, error() { /* unused */ } };
+    const logging = createAuthorizer({ baseUrl: iam.baseUrl, audience: 'tenant-1', logger });
+    try {
+      const guard = createGuards<{ vin: string }>(logging).requirePermission('vehicle-service', 'READ', 'VIN', (req) => req.vin);
+      const req = { vin: 'A' };
+      await guard(authorization, req);
+      const first = await guard(authorization, req);
+      expect(first?.decision?.granted).toBe(true);
+      // Before: every call went through an async wrapper that logs refusals, and was never settled.
+      const identity = settledValue(logging.authenticate(authorization));
+      expect(identity?.claims.sub).toBe('actor-carol');
+      expect(settledValue(logging.authorize(identity!, READ_A))?.granted).toBe(true);
+      const state = settledValue(guard(authorization, req));
+      expect(state?.decision?.granted).toBe(true);
+      expect(settledValue(guard(authorization, req))).toBe(state); // the same frozen state while the answer repeats
+      // A first-seen token too: verified on the spot, decided on the spot.
+      const other = `Bearer ${iam.mintToken({ actor: 'actor-carol', tenantId: 'tenant-1', expiryInSecs: 1234 })}`;
+      expect(settledValue(guard(other, req))?.decision?.granted).toBe(true);
+      // Refusals are still logged, thrown synchronously or rejected later.
+      await expect(logging.authenticate('Basic x')).rejects.toMatchObject({ code: 'ERR_TOKEN_MISSING' });
+      await expect(logging.authorize('a token' as never, READ_A)).rejects.toThrow(TypeError);
+      await expect(logging.authenticate(`${authorization.slice(0, -2)}xx`)).rejects.toMatchObject({ status: 401 });
+      expect(lines.filter((l) => l.startsWith('ERR_TOKEN_'))).toHaveLength(2);
+    } finally {
+      await logging.close();
+    }
+  });
+});
+
 describe('what the cached path answers', () => {
   test('the same header gets the same identity; another spelling of the header too, through the full path', async () => {
     const first = await authorizer.authenticate(authorization);
