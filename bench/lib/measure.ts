@@ -107,21 +107,28 @@ const TURN_EVERY_MS = 10;
 /** One turn of the event loop. */
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/** Called with each chunk's milliseconds: a turn of the event loop to await once {@link TURN_EVERY_MS} have passed. */
+function pacer(): (ms: number) => Promise<void> | undefined {
+  let since = 0;
+  return (ms) => {
+    since += ms;
+    if (since < TURN_EVERY_MS) return undefined;
+    since = 0;
+    return turn();
+  };
+}
+
 /** Runs `runner` in chunks until `budgetMs` has elapsed; returns operations, elapsed ms and CPU ms. */
 async function runFor(runner: Runner, chunk: number, budgetMs: number): Promise<{ ops: number; ms: number; cpuMs: number }> {
   let ops = 0;
   let ms = 0;
-  let sinceTurn = 0;
+  const pace = pacer();
   const cpu = process.cpuUsage();
   while (ms < budgetMs) {
     const took = await runner(chunk);
     ms += took;
     ops += chunk;
-    sinceTurn += took;
-    if (sinceTurn >= TURN_EVERY_MS) {
-      sinceTurn = 0;
-      await turn();
-    }
+    await pace(took);
   }
   const used = process.cpuUsage(cpu);
   return { ops, ms, cpuMs: (used.user + used.system) / 1000 };
@@ -151,15 +158,11 @@ async function prepare(bench: BenchCase, warmupMs: number): Promise<Prepared> {
   // Warm-up, growing the chunk until one chunk takes about TARGET_CHUNK_MS.
   let chunk = 1;
   const warmStart = performance.now();
-  let sinceTurn = 0;
+  const pace = pacer();
   while (performance.now() - warmStart < warmupMs) {
     const ms = await runner(chunk);
     if (ms < TARGET_CHUNK_MS) chunk = Math.min(chunk * 2, 1 << 24);
-    sinceTurn += ms;
-    if (sinceTurn >= TURN_EVERY_MS) {
-      sinceTurn = 0;
-      await turn();
-    }
+    await pace(ms);
   }
   return { name: bench.name, runner, chunk, rates: [], cpuRates: [], operations: 0 };
 }
