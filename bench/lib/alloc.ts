@@ -13,6 +13,7 @@
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { setImmediate as turn } from 'node:timers/promises';
 
 export interface Allocation {
   /** Median young-generation growth per call, bytes (chunks with a scavenge discarded). */
@@ -37,9 +38,6 @@ function newSpaceUsed(): number {
   for (const space of getHeapSpaceStatistics()) if (space.space_name === 'new_space') return space.space_used_size;
   throw new Error('no new_space in v8.getHeapSpaceStatistics()');
 }
-
-/** One turn of the event loop: a loop of settled promises alone never lets I/O (a background refresh) finish. */
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Calls `fn` `count` times, awaiting it when it returns a promise; yields to the event loop every 1,000 calls. */
 async function run(fn: () => unknown, count: number, isAsync: boolean): Promise<void> {

@@ -12,6 +12,7 @@
  */
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { setImmediate as turn } from 'node:timers/promises';
 
 export interface MeasureOptions {
   /** Warm-up time (ms) before measuring; lets the JIT settle. Default `BENCH_WARMUP_MS` or 500. */
@@ -103,9 +104,6 @@ function asyncRunner(fn: () => unknown): Runner {
  * degraded path. A server's event loop turns between requests; so does this one, every few ms.
  */
 const TURN_EVERY_MS = 10;
-
-/** One turn of the event loop. */
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Called with each chunk's milliseconds: a turn of the event loop to await once {@link TURN_EVERY_MS} have passed. */
 function pacer(): (ms: number) => Promise<void> | undefined {
