@@ -111,8 +111,14 @@ interface AppState {
   bodyDigest: string | undefined;
   /** The `changeId` of the last valid hint received for this application. */
   lastHint: string | undefined;
-  /** A hint named a `changeId` other than the one held: revalidate when the spacing allows. */
-  hinted: boolean;
+  /**
+   * The `changeId` of a hint not answered yet: it named another `changeId` than the one held, so
+   * the policy is revalidated as soon as the spacing allows. Only an answer of the API clears it
+   * (see {@link PolicyClient.#answered}); no later hint does, so a replayed one cannot cancel it.
+   */
+  pendingHint: string | undefined;
+  /** Counts the hints that set {@link pendingHint}: a fetch sent before the last of them does not answer it. */
+  hintSerial: number;
 }
 
 /** How a fetch ended: recorded in the app state, or a refusal of the token it was sent with. */
@@ -150,7 +156,7 @@ export class PolicyClient {
     // The memory is empty unless some token was refused lately: no hashing on the usual path.
     if (callerToken !== undefined && this.#refused.size > 0 && this.#refusal(callerToken) !== undefined) return undefined;
     const state = this.#apps.get(applicationId, GET_OPTIONS);
-    if (state?.hinted === true && this.#hintDue(state)) return undefined;
+    if (state?.pendingHint !== undefined && this.#hintDue(state)) return undefined;
     return state?.cache.current();
   }
 
@@ -166,7 +172,7 @@ export class PolicyClient {
     const { cache } = state;
     const current = cache.current();
     if (current) {
-      if (!state.hinted || !this.#hintDue(state)) return current;
+      if (state.pendingHint === undefined || !this.#hintDue(state)) return current;
       const revalidating = this.#startFetch(state, applicationId, callerToken, false);
       if (revalidating && !backgroundWorkAllowed()) await cache.join(revalidating, RECORDED);
       return cache.usable() ?? current;
@@ -203,8 +209,9 @@ export class PolicyClient {
    */
   async refreshAfterDenial(applicationId: string, callerToken: string, seen: PolicyEntry): Promise<PolicyEntry | undefined> {
     const state = this.#state(applicationId);
-    // The fleet said the changeId held is the latest: a refetch would only confirm it.
-    if (state.lastHint !== undefined && state.lastHint === state.cache.value?.policy.changeId && this.hintsConnected() === true) return undefined;
+    // The fleet said the changeId held is the latest: a refetch would only confirm it. (A forged
+    // hint can only delay a grant this way, never keep a revoked one: a pending hint still refetches.)
+    if (state.pendingHint === undefined && state.lastHint !== undefined && state.lastHint === state.cache.value?.policy.changeId && this.hintsConnected() === true) return undefined;
     const pending = this.#startFetch(state, applicationId, callerToken, false);
     const outcome = pending ? await state.cache.join(pending, RECORDED) : RECORDED;
     if (outcome.refused && outcome.token === callerToken) throw this.#refusedError(applicationId, state, outcome.status);
@@ -304,7 +311,7 @@ export class PolicyClient {
   #state(applicationId: string): AppState {
     let state = this.#apps.get(applicationId);
     if (!state) {
-      state = { cache: new Refresher<PolicyEntry>(this.#config), acceptedAt: undefined, bodyDigest: undefined, lastHint: undefined, hinted: false };
+      state = { cache: new Refresher<PolicyEntry>(this.#config), acceptedAt: undefined, bodyDigest: undefined, lastHint: undefined, pendingHint: undefined, hintSerial: 0 };
       this.#apps.set(applicationId, state);
     }
     return state;
@@ -325,11 +332,16 @@ export class PolicyClient {
 
   /** A hinted revalidation can start now (or one runs): the budget, not the hint, sets the pace. */
   #hintDue(state: AppState): boolean {
-    if (state.lastHint === state.cache.value?.policy.changeId) {
-      state.hinted = false;
-      return false;
-    }
     return state.cache.running() || state.cache.mayStart(false);
+  }
+
+  /**
+   * The API answered a fetch sent when the hint serial was `serial`, with `changeId` now held: a
+   * pending hint is answered when no hint came after the fetch was sent (the IAM answered after
+   * it), or when the answer names the hint's `changeId`. Otherwise it stands: revalidate again.
+   */
+  #answered(state: AppState, serial: number, changeId: string): void {
+    if (state.pendingHint !== undefined && (state.hintSerial === serial || state.pendingHint === changeId)) state.pendingHint = undefined;
   }
 
   /** Subscribes to the hint channel once, on first use: construction does no I/O. */
@@ -360,11 +372,10 @@ export class PolicyClient {
       const held = state?.cache.value?.policy.changeId;
       if (state === undefined || held === undefined) return;
       state.lastHint = changeId;
-      if (changeId === held) {
-        state.hinted = false;
-        return;
-      }
-      state.hinted = true;
+      // A hint of the changeId held says nothing new, and never cancels a revalidation already due.
+      if (changeId === held) return;
+      state.pendingHint = changeId;
+      state.hintSerial += 1;
       // With the service's own token there is no need to wait for a caller's request.
       if (this.#config.policyToken !== undefined) void this.#startFetch(state, application, '', false);
     } catch {
@@ -386,6 +397,7 @@ export class PolicyClient {
   async #fetch(state: AppState, applicationId: string, callerToken: string, attemptBefore: AttemptMark): Promise<FetchOutcome> {
     const config = this.#config;
     const previous = state.cache.value;
+    const serial = state.hintSerial;
     try {
       const token = config.policyToken ? await config.policyToken() : callerToken;
       const headers: Record<string, string> = { accept: 'application/json', authorization: `Bearer ${token}` };
@@ -404,14 +416,14 @@ export class PolicyClient {
       });
       state.acceptedAt = config.now();
       if (res.statusCode === 304 && previous) {
-        this.#confirm(state, applicationId, previous, true);
+        this.#confirm(state, applicationId, previous, serial, true);
         return RECORDED;
       }
       // Every step below is sliced (hash, decode, parse, check, compile): a policy of 16 MiB holds
       // the event loop for a few ms at a time, never for the whole of it.
       const digest = await sha256Sliced(res.body);
       if (previous && digest === state.bodyDigest) {
-        this.#confirm(state, applicationId, previous, false);
+        this.#confirm(state, applicationId, previous, serial, false);
         return RECORDED;
       }
       const body = await parseJsonBodySliced(res.body, config.url) as Partial<RolePolicy> | null;
@@ -425,15 +437,15 @@ export class PolicyClient {
       if (mistake !== undefined) throw new UpstreamError('malformed', `the policy from ${config.url} is malformed: ${mistake}`);
       if (previous && body.changeId === previous.policy.changeId) {
         state.bodyDigest = digest;
-        this.#confirm(state, applicationId, previous, false);
+        this.#confirm(state, applicationId, previous, serial, false);
         return RECORDED;
       }
       // Large policies are compiled in slices, so that other applications' requests are not held up.
       const policy = await compilePolicyYielding(body as RolePolicy);
       state.cache.succeeded({ policy, fetchedAt: config.now() });
-      // The IAM answered after the hint: it is answered, whatever the IAM said. A refused or failed
-      // fetch leaves it standing, so a revoked caller's token cannot make a replica drop a hint.
-      state.hinted = false;
+      // A refused or failed fetch leaves a pending hint standing, so a revoked caller's token cannot
+      // make a replica drop it.
+      this.#answered(state, serial, policy.changeId);
       state.bodyDigest = digest;
       if (previous) {
         this.#publish(state, applicationId, policy.changeId);
@@ -470,9 +482,9 @@ export class PolicyClient {
   }
 
   /** The API confirmed the cached policy (304, or the same changeId): keep it compiled, fresh again. */
-  #confirm(state: AppState, applicationId: string, previous: PolicyEntry, notModified: boolean): void {
+  #confirm(state: AppState, applicationId: string, previous: PolicyEntry, serial: number, notModified: boolean): void {
     state.cache.succeeded({ policy: previous.policy, fetchedAt: this.#config.now() });
-    state.hinted = false;
+    this.#answered(state, serial, previous.policy.changeId);
     if (policyRevalidated.hasSubscribers) policyRevalidated.publish({ applicationId, changeId: previous.policy.changeId, notModified });
   }
 

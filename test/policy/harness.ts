@@ -65,10 +65,14 @@ export class Gate {
   /** A fault hook for the policy server: holds the request, then answers with `server.policy`. */
   fault(server: PolicyServer) {
     return (req: IncomingMessage, res: ServerResponse): boolean => {
-      this.#held.push(() => { servePolicy(req, res, server.policy); });
-      for (const w of this.#waiters.splice(0)) w();
+      this.hold(() => { servePolicy(req, res, server.policy); });
       return true;
     };
+  }
+  /** Holds `answer` (a request's answer) until released. */
+  hold(answer: () => void): void {
+    this.#held.push(answer);
+    for (const w of this.#waiters.splice(0)) w();
   }
   /** Resolves once at least `count` requests are held. */
   async until(count: number): Promise<void> {

@@ -7,8 +7,8 @@
  */
 import { describe, expect, test, vi } from 'vitest';
 import type { HintChannel, PolicyHint, PolicyOptions } from '../../src/index.js';
-import { driverCanWrite, examplePolicy } from '../helpers/policy-server.js';
-import { BASE, identityFor, READ, usePolicyApi, WRITE } from './harness.js';
+import { driverCanWrite, examplePolicy, servePolicy } from '../helpers/policy-server.js';
+import { BASE, Gate, identityFor, READ, usePolicyApi, WRITE } from './harness.js';
 
 const P = { ttlMs: 60_000, maxStaleMs: 120_000, minRefreshIntervalMs: 5_000, timeoutMs: 3_000 } satisfies PolicyOptions;
 const ISSUER = `${BASE}/authentication/v1`;
@@ -102,6 +102,66 @@ describe('policy.hints', () => {
     await authz.authorize(id, READ);
     await ctx.events.until('changed');
     expect(await authz.authorize(id, WRITE)).toMatchObject({ granted: true, changeId: 'c2' });
+  });
+
+  test('a replayed hint of the changeId held cancels no revalidation: a revocation still lands', async () => {
+    const hints = new MemoryHints();
+    const { authz, id } = await replica(hints);
+    // The IAM takes READ away from DRIVER under c2.
+    ctx.server.policy = { ...examplePolicy('c2', ctx.app), roles: [{ key: 'DRIVER' }] };
+    hints.deliver({ issuer: ISSUER, application: ctx.app, changeId: 'c2' });
+    // Anyone who can publish on the channel replays the old changeId, again and again.
+    for (let i = 0; i < 3; i++) hints.deliver({ issuer: ISSUER, application: ctx.app, changeId: 'c1' });
+    ctx.clock.advance(P.minRefreshIntervalMs);
+    await authz.authorize(id, READ);
+    await ctx.events.until('changed');
+    expect(ctx.server.requests).toHaveLength(2);
+    expect(await authz.authorize(id, READ)).toMatchObject({ granted: false, changeId: 'c2' });
+  });
+
+  test('a hint that arrives while a revalidation runs is not answered by it: one more revalidation follows', async () => {
+    const hints = new MemoryHints();
+    const { authz, id } = await replica(hints);
+    const gate = new Gate();
+    const old = examplePolicy('c1', ctx.app);
+    // A revalidation sent before the change: the IAM answers it from its state at that time (c1).
+    ctx.server.fault = (req, res) => {
+      gate.hold(() => { servePolicy(req, res, old); });
+      return true;
+    };
+    ctx.clock.advance(P.ttlMs);
+    expect(await authz.authorize(id, READ)).toMatchObject({ granted: true, changeId: 'c1' });
+    await gate.until(1);
+    ctx.server.fault = undefined;
+    ctx.server.policy = { ...examplePolicy('c2', ctx.app), roles: [{ key: 'DRIVER' }] };
+    hints.deliver({ issuer: ISSUER, application: ctx.app, changeId: 'c2' });
+    gate.releaseAll();
+    await ctx.events.until('revalidated');
+    // Answered with c1: the hint still stands, and the next request within the spacing revalidates again.
+    ctx.clock.advance(P.minRefreshIntervalMs);
+    await authz.authorize(id, READ);
+    await ctx.events.until('changed');
+    expect(ctx.server.requests).toHaveLength(3);
+    expect(await authz.authorize(id, READ)).toMatchObject({ granted: false, changeId: 'c2' });
+  });
+
+  test('a revalidation sent before a hint answers it when it brings the hinted changeId', async () => {
+    const hints = new MemoryHints();
+    const { authz, id } = await replica(hints);
+    const gate = new Gate();
+    ctx.server.fault = gate.fault(ctx.server);
+    ctx.server.policy = driverCanWrite('c2', ctx.app);
+    ctx.clock.advance(P.ttlMs);
+    await authz.authorize(id, READ);
+    await gate.until(1);
+    hints.deliver({ issuer: ISSUER, application: ctx.app, changeId: 'c2' });
+    gate.releaseAll();
+    await ctx.events.until('changed');
+    ctx.server.fault = undefined;
+    ctx.clock.advance(P.minRefreshIntervalMs);
+    expect(await authz.authorize(id, WRITE)).toMatchObject({ granted: true, changeId: 'c2' });
+    await tick();
+    expect(ctx.server.requests).toHaveLength(2);
   });
 
   test('a flood of hints makes at most one fetch per minRefreshIntervalMs', async () => {
