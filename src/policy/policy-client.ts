@@ -404,18 +404,21 @@ export class PolicyClient {
       // Only a changeId that is a valid entity tag (visible ASCII, no '"') is sent: any other
       // character makes undici refuse the header, and every revalidation would fail until the
       // policy is past maxStaleMs. Without the header the API answers 200 and the changeId decides.
-      if (previous && ETAGC.test(previous.policy.changeId)) headers['if-none-match'] = `"${previous.policy.changeId}"`;
+      const conditional = previous !== undefined && ETAGC.test(previous.policy.changeId);
+      if (conditional) headers['if-none-match'] = `"${previous.policy.changeId}"`;
       const res = await httpGet(config.url, {
         dispatcher: config.dispatcher,
         timeoutMs: config.timeoutMs,
         maxBytes: config.maxBytes,
         headers,
-        acceptStatuses: previous ? [304] : [],
+        // A 304 confirms only what was asked about: to a request without If-None-Match it is a
+        // broken answer, and a failure (never a reason to serve the policy longer).
+        acceptStatuses: conditional ? [304] : [],
         closer: this.#closing,
         expectJson: true,
       });
       state.acceptedAt = config.now();
-      if (res.statusCode === 304 && previous) {
+      if (res.statusCode === 304 && conditional) {
         this.#confirm(state, applicationId, previous, serial, true);
         return RECORDED;
       }

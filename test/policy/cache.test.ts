@@ -174,6 +174,33 @@ describe('stale while revalidate', () => {
     expect(await authz.authorize(id, READ)).toMatchObject({ granted: true, changeId });
   });
 
+  test('a 304 to a revalidation sent without If-None-Match is a failure: the policy is never served past maxStaleMs', async () => {
+    ctx.server.policy = { ...examplePolicy('x', ctx.app), changeId: 'c 1' };
+    const authz = ctx.authorizer(P);
+    const id = await identityFor(authz, ctx.app);
+    const t0 = ctx.clock.now();
+    expect(await authz.authorize(id, READ)).toMatchObject({ granted: true, changeId: 'c 1' });
+    // A broken API: 304 to everything, though nothing was asked about.
+    ctx.server.fault = (_req, res) => {
+      res.writeHead(304).end();
+      return true;
+    };
+    ctx.clock.advance(P.ttlMs);
+    await authz.authorize(id, READ);
+    const [failed] = await ctx.events.until('failed');
+    expect(failed!.message).toMatchObject({ reason: 'status' });
+    expect(ctx.server.requests[1]!.headers['if-none-match']).toBeUndefined();
+    expect(ctx.events.types()).not.toContain('revalidated');
+    // Retried while served; every 304 fails alike, so the policy ends at ttlMs + maxStaleMs.
+    for (let at = P.ttlMs + P.minRefreshIntervalMs; at < STALE_END; at += P.minRefreshIntervalMs * 7) {
+      ctx.clock.set(t0 + at);
+      await authz.authorize(id, READ).catch(() => undefined);
+    }
+    ctx.clock.set(t0 + STALE_END + 1);
+    await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
+    expect(ctx.events.types()).not.toContain('revalidated');
+  });
+
   test('a changeId that is a valid ETag is sent verbatim in quotes', async () => {
     ctx.server.policy = { ...examplePolicy('x', ctx.app), changeId: 'W/2024-01-01T00:00:00Z#7' };
     const authz = ctx.authorizer(P);
