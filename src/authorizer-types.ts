@@ -57,6 +57,19 @@ export interface AuthorizerStatus {
     /** Every issuer's policy client receives hints now. */
     readonly connected: boolean;
   } | null;
+  /**
+   * How full `inventory()` is. It holds at most `maxEntries` distinct guards; a guard made beyond
+   * that still enforces but is not listed, and is counted in `dropped` (guards made per request,
+   * with names taken from the request, are the usual cause).
+   */
+  readonly inventory: {
+    /** Distinct guards listed. */
+    readonly entries: number;
+    /** Most guards listed (5,000). */
+    readonly maxEntries: number;
+    /** Guards made since the inventory was full, not listed. */
+    readonly dropped: number;
+  };
 }
 
 /** What {@link Authorizer.ready} resolves with: per accepted issuer, whether its keys (and asked policies) were had. */

@@ -50,7 +50,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     ready: log ? logged(log, ready) : ready,
     status() {
       const { applications, hints } = decider.status();
-      return { issuers: authenticator.status(), applications: withUngranted(inventory, applications), hints };
+      return { issuers: authenticator.status(), applications: withUngranted(inventory, applications), hints, inventory: inventory.stats() };
     },
     close() {
       closing ??= (async () => {

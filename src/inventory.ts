@@ -5,6 +5,7 @@
  * permission that no role grants — a guard whose every request would be a correct-looking 403.
  */
 import type { CompiledPolicy } from './engine/compile-policy.js';
+import { byCodeUnits, closest } from './lib/closest.js';
 import type { Log } from './lib/logger.js';
 
 /** Where a guard sits, when the framework says so at guard creation: an HTTP route, or a Nest handler. */
@@ -69,7 +70,10 @@ export interface Inventory {
   readonly entries: () => InventoryEntry[];
   /** Called by the decider with each policy it evaluates that differs from the last one. */
   readonly policyInForce: (policy: CompiledPolicy) => void;
+  /** Called when the policy cache drops `policy` (its application evicted): its state goes too. */
+  readonly policyDropped: (policy: CompiledPolicy) => void;
   readonly ungranted: (applicationId: string, pairs?: readonly { service: string; permission: string }[]) => UngrantedPermission[] | undefined;
+  readonly stats: () => InventoryStats;
 }
 
 /** Where an authorizer keeps its inventory; `Symbol.for`, so that two copies of the library agree. */
@@ -81,6 +85,8 @@ export function inventoryOf(authorizer: object): Inventory | undefined {
 }
 
 export const UNGRANTED_CODE = 'IAM_AUTHZ_UNGRANTED_PERMISSION';
+/** The code of the process warning that the inventory is full. */
+export const FULL_CODE = 'IAM_AUTHZ_INVENTORY_FULL';
 
 interface AppState {
   readonly policy: CompiledPolicy;
@@ -89,16 +95,44 @@ interface AppState {
   serviceNames: string[] | undefined;
   /** `service\0permission` already warned about under this policy. */
   readonly warned: Set<string>;
+  /** What no role grants of every inventoried permission, computed once per inventory {@link version}. */
+  ungranted: { readonly version: number; readonly list: readonly UngrantedPermission[] } | undefined;
+}
+
+/**
+ * Most entries an inventory holds. A guard made beyond it still enforces; it is only not listed
+ * (`status().inventory.dropped` counts them). Guards are made at start-up: one made per request,
+ * with a name the caller chose, would otherwise grow the inventory without end.
+ */
+export const MAX_INVENTORY_ENTRIES = 5_000;
+/** Most ungranted permissions warned about one by one per application and `changeId`; one more line says the rest are in `status()`. */
+export const MAX_WARNINGS_PER_POLICY = 10;
+
+/** The "did you mean" of a name no role grants, among the granted ones (default {@link closest}; tests count its calls). */
+export type Suggest = (name: string, candidates: Iterable<string>) => string | undefined;
+
+/** How full an inventory is: see {@link MAX_INVENTORY_ENTRIES}. */
+export interface InventoryStats {
+  /** Entries held. */
+  readonly entries: number;
+  /** Most entries held ({@link MAX_INVENTORY_ENTRIES}). */
+  readonly maxEntries: number;
+  /** Registrations of new entries refused since the inventory was full (their guards still enforce). */
+  readonly dropped: number;
 }
 
 /**
  * The registry of one authorizer. `warn` reports each ungranted permission once per application
- * and `changeId` (a process warning); `log`, when the authorizer has a logger, gets the same line.
+ * and `changeId` (a process warning), at most {@link MAX_WARNINGS_PER_POLICY} of them; `log`, when
+ * the authorizer has a logger, gets the same lines.
  */
-export function createInventory(warn: (message: string) => void = emit, log?: Log): Inventory {
+export function createInventory(warn: (message: string, code?: string) => void = emit, log?: Log, suggest: Suggest = closest): Inventory {
   const byKey = new Map<string, InventoryEntry>();
   /** service → permissions, every permission of every entry. */
   const pairs = new Map<string, Set<string>>();
+  /** Changes whenever {@link pairs} grows: a cached ungranted list of an older version is recomputed. */
+  let version = 0;
+  let dropped = 0;
   const apps = new Map<string, AppState>();
 
   function register(requirement: Requirement): void {
@@ -106,6 +140,10 @@ export function createInventory(warn: (message: string) => void = emit, log?: Lo
     const routeKey = route === undefined ? '' : 'method' in route ? `${route.method} ${route.path}` : `${route.controller}.${route.handler}`;
     const key = [service, any ? `any:${permissions.join('\u0001')}` : permissions[0], resourceType ?? '\u0001node', mode, routeKey].join('\u0000');
     if (byKey.has(key)) return;
+    if (byKey.size >= MAX_INVENTORY_ENTRIES) {
+      if (dropped++ === 0) full();
+      return;
+    }
     byKey.set(key, {
       service,
       ...(any ? { permissions: [...permissions] } : { permission: permissions[0] as string }),
@@ -120,8 +158,16 @@ export function createInventory(warn: (message: string) => void = emit, log?: Lo
       if (!known.has(permission)) fresh.push({ service, permission });
       known.add(permission);
     }
+    if (fresh.length === 0) return;
+    version += 1;
     // A guard made after a policy was fetched is held against the policy in hand at once.
-    if (fresh.length > 0) for (const [app, state] of apps) report(app, state, fresh);
+    for (const [app, state] of apps) report(app, state, check(state, fresh, suggest));
+  }
+
+  function full(): void {
+    const message = `iam-authz: the inventory holds ${MAX_INVENTORY_ENTRIES} guards, its most; guards made from now on still enforce but are not listed (are guards made per request, with names taken from the request?)`;
+    warn(message, FULL_CODE);
+    log?.warn('inventory full', { event: 'iam-authz.inventory-full', maxEntries: MAX_INVENTORY_ENTRIES }, message);
   }
 
   function entries(): InventoryEntry[] {
@@ -134,23 +180,34 @@ export function createInventory(warn: (message: string) => void = emit, log?: Lo
     const app = policy.applicationId;
     const previous = apps.get(app);
     if (previous?.policy === policy || previous?.policy.changeId === policy.changeId) return;
-    const state: AppState = { policy, granted: new Map(), serviceNames: undefined, warned: new Set() };
+    const state: AppState = { policy, granted: new Map(), serviceNames: undefined, warned: new Set(), ungranted: undefined };
     apps.set(app, state);
-    report(app, state, allPairs());
+    report(app, state, ungrantedOf(state));
   }
 
-  function allPairs(): { service: string; permission: string }[] {
-    return [...pairs].flatMap(([service, set]) => [...set].map((permission) => ({ service, permission })));
+  /** The policy cache no longer holds `policy` (its application was evicted): neither does the inventory. */
+  function policyDropped(policy: CompiledPolicy): void {
+    if (apps.get(policy.applicationId)?.policy === policy) apps.delete(policy.applicationId);
   }
 
-  function report(app: string, state: AppState, asked: readonly { service: string; permission: string }[]): void {
-    for (const missing of check(state, asked)) {
-      const key = `${missing.service}\u0000${missing.permission}`;
+  /** Every inventoried permission `state`'s policy leaves ungranted: computed once per version. */
+  function ungrantedOf(state: AppState): readonly UngrantedPermission[] {
+    if (state.ungranted?.version !== version) {
+      const all = [...pairs].flatMap(([service, set]) => [...set].map((permission) => ({ service, permission })));
+      state.ungranted = { version, list: Object.freeze(check(state, all, suggest).map((missing) => Object.freeze(missing))) };
+    }
+    return state.ungranted.list;
+  }
+
+  function report(app: string, state: AppState, missing: readonly UngrantedPermission[]): void {
+    for (const one of missing) {
+      const key = `${one.service}\u0000${one.permission}`;
       if (state.warned.has(key)) continue;
       state.warned.add(key);
-      const message = describe(app, missing);
+      if (state.warned.size > MAX_WARNINGS_PER_POLICY + 1) continue;
+      const message = state.warned.size > MAX_WARNINGS_PER_POLICY ? describeRest(app, state.policy.changeId) : describe(app, one);
       warn(message);
-      log?.warn(`ungranted ${app}`, { event: 'iam-authz.ungranted', application: app, service: missing.service, permission: missing.permission }, message);
+      log?.warn(`ungranted ${app}`, { event: 'iam-authz.ungranted', application: app, service: one.service, permission: one.permission }, message);
     }
   }
 
@@ -160,20 +217,22 @@ export function createInventory(warn: (message: string) => void = emit, log?: Lo
       throw new TypeError('ungranted: "permissions" must be an array of { service, permission }');
     }
     const state = apps.get(applicationId);
-    return state && check(state, asked ?? allPairs());
+    if (state === undefined) return undefined;
+    // A copy: what the caller does with it never changes the inventory.
+    return asked === undefined ? ungrantedOf(state).map((missing) => ({ ...missing })) : check(state, asked, suggest);
   }
 
-  return { register, entries, policyInForce, ungranted };
+  return { register, entries, policyInForce, policyDropped, ungranted, stats: () => ({ entries: byKey.size, maxEntries: MAX_INVENTORY_ENTRIES, dropped }) };
 }
 
 /** The asked pairs no role of the policy grants, sorted by service and permission. */
-function check(state: AppState, asked: readonly { service: string; permission: string }[]): UngrantedPermission[] {
+function check(state: AppState, asked: readonly { service: string; permission: string }[], suggest: Suggest): UngrantedPermission[] {
   const found: UngrantedPermission[] = [];
   for (const { service, permission } of asked) {
     const granted = grantedIn(state, service);
     if (granted.has(permission)) continue;
     const serviceGranted = granted.size > 0;
-    const near = serviceGranted ? closest(permission, granted) : closest(service, serviceNamesOf(state));
+    const near = serviceGranted ? suggest(permission, granted) : suggest(service, serviceNamesOf(state));
     found.push({ service, permission, serviceGranted, ...(near === undefined ? {} : { didYouMean: near }) });
   }
   return found.sort((a, b) => byCodeUnits(a.service, b.service) || byCodeUnits(a.permission, b.permission));
@@ -200,16 +259,16 @@ function serviceNamesOf(state: AppState): string[] {
   return (state.serviceNames = [...names]);
 }
 
-/** The warning's text; names are quoted with control and bidi characters escaped. */
 /** Each application's status entry with what its policy in hand leaves ungranted (plain JSON). */
 export function withUngranted<E extends object>(inventory: Inventory, applications: Record<string, Record<string, E>>): Record<string, Record<string, E & { ungranted: UngrantedPermission[] }>> {
   const out: Record<string, Record<string, E & { ungranted: UngrantedPermission[] }>> = {};
   for (const [issuer, apps] of Object.entries(applications)) {
-    out[issuer] = Object.fromEntries(Object.entries(apps).map(([app, entry]) => [app, { ...entry, ungranted: (inventory.ungranted(app) ?? []).map((missing) => ({ ...missing })) }]));
+    out[issuer] = Object.fromEntries(Object.entries(apps).map(([app, entry]) => [app, { ...entry, ungranted: inventory.ungranted(app) ?? [] }]));
   }
   return out;
 }
 
+/** The warning's text; names are quoted with control and bidi characters escaped. */
 export function describe(app: string, missing: UngrantedPermission): string {
   const { service, permission, serviceGranted, didYouMean } = missing;
   const hint = didYouMean === undefined ? '' : ` (did you mean ${quote(didYouMean)}?)`;
@@ -218,8 +277,13 @@ export function describe(app: string, missing: UngrantedPermission): string {
     + 'every request its guards check is denied';
 }
 
-function emit(message: string): void {
-  process.emitWarning(message, { code: UNGRANTED_CODE });
+function emit(message: string, code = UNGRANTED_CODE): void {
+  process.emitWarning(message, { code });
+}
+
+/** The line after {@link MAX_WARNINGS_PER_POLICY} warnings about one policy. */
+function describeRest(app: string, changeId: string): string {
+  return `iam-authz: more permissions that no role of application ${quote(app)} grants (changeId ${quote(changeId)}) are not warned about one by one; authorizer.status() lists them all`;
 }
 
 function quote(name: string): string {
@@ -227,37 +291,3 @@ function quote(name: string): string {
   return `'${name.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069']/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}'`;
 }
 
-/** A granted name equal ignoring case, else the nearest within 2 edits (Damerau–Levenshtein); ties: code-unit order. */
-export function closest(name: string, candidates: Iterable<string>): string | undefined {
-  const lower = name.toLowerCase();
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const candidate of [...candidates].sort(byCodeUnits)) {
-    if (candidate.toLowerCase() === lower) return candidate;
-    // Names far longer or shorter cannot be within 2 edits; short names are not guessed at.
-    if (Math.abs(candidate.length - name.length) > 2 || Math.min(candidate.length, name.length) < 3) continue;
-    const distance = editDistance(lower, candidate.toLowerCase());
-    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
-  }
-  return best;
-}
-
-/** Damerau–Levenshtein (optimal string alignment): insertions, deletions, substitutions, adjacent swaps. */
-function editDistance(a: string, b: string): number {
-  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 0; j <= b.length; j++) (rows[0] as number[])[j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    const row = rows[i] as number[];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min((rows[i - 1] as number[])[j] as number + 1, row[j - 1] as number + 1, (rows[i - 1] as number[])[j - 1] as number + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, (rows[i - 2] as number[])[j - 2] as number + 1);
-      row[j] = d;
-    }
-  }
-  return (rows[a.length] as number[])[b.length] as number;
-}
-
-function byCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

@@ -73,6 +73,7 @@ describe('authorizer.status()', () => {
       issuers: { [issuer]: { state: 'fresh', ageMs: 1_500, nextRefreshAt: expect.any(Number) as number, consecutiveFailures: 0, backoffMs: 0, keyIds: [KEY.kid] } },
       applications: { [issuer]: { 'app-1': { state: 'fresh', ageMs: 1_500, nextRefreshAt: expect.any(Number) as number, consecutiveFailures: 0, backoffMs: 0, changeId: 'c1', ungranted: [] } } },
       hints: null,
+      inventory: { entries: 0, maxEntries: 5_000, dropped: 0 },
     });
     const text = strings(status).join('\n');
     expect(text).not.toContain(token);
