@@ -21,7 +21,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   const authenticator = createAuthenticator(config.authenticator, config.shared);
   // The authorizer owns the inventory; its guards register into it, its decider shows it each policy.
   const inventory = createInventory(undefined, config.shared.log);
-  const decider = createDecider(config.decider, config.shared, inventory.policyInForce);
+  const decider = createDecider(config.decider, config.shared, inventory.policyInForce, inventory.policyDropped);
   const { log } = config.shared;
   // With a logger, each entry point logs what it refuses; without one, they are the components' own.
   const authenticate = log ? logged(log, authenticator.authenticate) : authenticator.authenticate;

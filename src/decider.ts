@@ -72,7 +72,7 @@ export interface Decider {
   readonly close: () => void;
 }
 
-export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPolicy?: (policy: CompiledPolicy) => void): Decider {
+export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPolicy?: (policy: CompiledPolicy) => void, onPolicyDropped?: (policy: CompiledPolicy) => void): Decider {
   const { now } = shared;
   const logDecision = createDecisionLog(config.onDecision, config.decisionSampleRate, now);
   const { log } = shared;
@@ -93,7 +93,15 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
     ...config.policy,
     issuer,
     log: shared.log,
+    onDropped: dropped,
   })]));
+
+  /** A policy the cache let go of: no grant memo slot, and (evicted) no inventory state keeps it. */
+  function dropped(policy: CompiledPolicy, reason: 'replaced' | 'evicted'): void {
+    grants.forget(policy);
+    if (lastInForce === policy) lastInForce = undefined;
+    if (reason === 'evicted') onPolicyDropped?.(policy);
+  }
 
   function clientOf(identity: Caller): PolicyClient {
     const client = policyClients.get(identity.claims.iss);
@@ -471,6 +479,17 @@ class GrantMemo {
     if (slot.candidate === print) return true;
     slot.candidate = print;
     return false;
+  }
+
+  /** Empties every slot that holds `policy`, so that a policy the cache dropped is not kept alive here. */
+  forget(policy: CompiledPolicy): void {
+    for (const slot of this.#slots) {
+      if (slot.policy !== policy) continue;
+      slot.identity = undefined;
+      slot.policy = undefined;
+      slot.decision = NO_DECISION;
+      slot.promise = NO_PROMISE;
+    }
   }
 
   /** Remembers a grant; returns its settled promise (see `settled`), the one every later hit returns. */

@@ -85,6 +85,12 @@ export interface PolicyClientConfig {
   hints?: HintChannel | undefined;
   /** The authorizer's logger: every failed fetch at `warn` (rate-limited), even while a cached policy is served. */
   log?: Log | undefined;
+  /**
+   * Called with a compiled policy this client no longer holds — replaced by a new `changeId`, or
+   * its application evicted from the LRU — so that nothing else keeps it alive: memory for
+   * policies stays bounded by `maxApplications`.
+   */
+  onDropped?: ((policy: CompiledPolicy, reason: 'replaced' | 'evicted') => void) | undefined;
 }
 
 /** A compiled policy and when it was last confirmed by the API. Replaced, never mutated. */
@@ -145,7 +151,13 @@ export class PolicyClient {
 
   constructor(config: PolicyClientConfig) {
     this.#config = config;
-    this.#apps = new LRUCache<string, AppState>({ max: config.maxApplications });
+    this.#apps = new LRUCache<string, AppState>({
+      max: config.maxApplications,
+      dispose: (state, _app, reason) => {
+        const policy = state.cache.value?.policy;
+        if (reason === 'evict' && policy !== undefined) config.onDropped?.(policy, 'evicted');
+      },
+    });
   }
 
   /**
@@ -451,6 +463,7 @@ export class PolicyClient {
       this.#answered(state, serial, policy.changeId);
       state.bodyDigest = digest;
       if (previous) {
+        this.#config.onDropped?.(previous.policy, 'replaced');
         this.#publish(state, applicationId, policy.changeId);
         if (policyChanged.hasSubscribers) policyChanged.publish({ applicationId, previousChangeId: previous.policy.changeId, changeId: policy.changeId });
       } else if (policyFetched.hasSubscribers) {
