@@ -97,7 +97,7 @@ function checkOwnership(file: string, stats: Stats): void {
   if (stats.uid !== uid) {
     throw new DevKeyFileError(file, `is owned by uid ${stats.uid}, not by this process's user (uid ${uid}); private keys must be the user's own`, { remedy: 'chown it to this user, or delete it to start with new keys' });
   }
-  const mode = `0${(stats.mode & 0o777).toString(8)}`;
+  const mode = (stats.mode & 0o777).toString(8).padStart(4, '0');
   if ((stats.mode & 0o022) !== 0) {
     throw new DevKeyFileError(file, `is group- or world-writable (mode ${mode}); another user could replace the keys`, { remedy: 'run chmod 600 on it' });
   }

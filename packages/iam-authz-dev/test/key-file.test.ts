@@ -133,6 +133,13 @@ describe('keyFile', () => {
       expect(lstatSync(file).mode & 0o777).toBe(mode);
     });
 
+    // Only root can open a file its owner has no access to: elsewhere the open fails first.
+    test.runIf(process.getuid?.() === 0)('0044 (nothing for the owner): the mode in four digits, as ssh prints it', async () => {
+      await keyFileOnDisk();
+      chmodSync(file, 0o044);
+      expect(await refusal()).toContain('is open to group or others (mode 0044)');
+    });
+
     test('a directory at the path', async () => {
       mkdirSync(file);
       expect(await refusal()).toMatch(/is not a regular file/);
