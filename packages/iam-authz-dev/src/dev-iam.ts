@@ -44,8 +44,10 @@ export interface StartDevIamOptions {
    * A file for the signing keys (private JWKs, written with mode 0600): read when it exists, else
    * created; rotations are saved to it. Tokens then stay valid across restarts. Keep it out of
    * version control. Like ssh with its keys, a file that is a symlink, owned by another user, or
-   * group- or world-writable is refused ({@link DevKeyFileError}) and left unchanged. Default: none
-   * (new keys at every start).
+   * open to group or others in any way (writable, or readable: 0644, 0640) is refused
+   * ({@link DevKeyFileError}, naming the mode) and left unchanged, never silently tightened: its
+   * keys may already have been read. 0600 and 0400 are fine. Default: none (new keys at every
+   * start).
    */
   keyFile?: string | undefined;
   /**

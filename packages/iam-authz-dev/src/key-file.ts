@@ -28,7 +28,8 @@ export class DevKeyFileError extends Error {
 /**
  * The keys in `file`, or new keys written to it when it does not exist. As ssh does with private
  * keys, a file another local user could have written (a symlink, another owner, group- or
- * world-writable) is refused before it is read: its keys would sign tokens someone else chose.
+ * world-writable) is refused before it is read: its keys would sign tokens someone else chose. So
+ * is one they could read (any group or other bit: 0644, 0640), whose keys may be known to them.
  */
 export function loadOrCreateKeys(file: string): DevKeys {
   let link: Stats;
@@ -84,7 +85,11 @@ export function saveKeys(file: string, keys: DevKeys): void {
   }
 }
 
-/** A regular file of this process's user that no one else may write; POSIX only (Windows has no uid). */
+/**
+ * A regular file of this process's user that no one else may read or write; checked on the open
+ * descriptor, so the file judged is the file read. POSIX only: Windows has no uid and no mode bits
+ * to judge (its ACLs are another matter), so there only "a regular file" is checked.
+ */
 function checkOwnership(file: string, stats: Stats): void {
   if (!stats.isFile()) throw new DevKeyFileError(file, 'is not a regular file');
   const uid = process.getuid?.();
@@ -92,8 +97,16 @@ function checkOwnership(file: string, stats: Stats): void {
   if (stats.uid !== uid) {
     throw new DevKeyFileError(file, `is owned by uid ${stats.uid}, not by this process's user (uid ${uid}); private keys must be the user's own`, { remedy: 'chown it to this user, or delete it to start with new keys' });
   }
+  const mode = (stats.mode & 0o777).toString(8).padStart(4, '0');
   if ((stats.mode & 0o022) !== 0) {
-    throw new DevKeyFileError(file, `is group- or world-writable (mode 0${(stats.mode & 0o777).toString(8)}); another user could replace the keys`, { remedy: 'run chmod 600 on it' });
+    throw new DevKeyFileError(file, `is group- or world-writable (mode ${mode}); another user could replace the keys`, { remedy: 'run chmod 600 on it' });
+  }
+  // ssh's rule (any access for group or others), for root too. Refused rather than tightened: the
+  // keys may already have been copied, and only the user can tell whether to keep them.
+  if ((stats.mode & 0o077) !== 0) {
+    throw new DevKeyFileError(file, `is open to group or others (mode ${mode}); its private keys may already have been read`, {
+      remedy: 'run chmod 600 on it if no one else can have read it, or delete it to start with new keys',
+    });
   }
 }
 

@@ -3,7 +3,7 @@
  * and publishes the same keys, so tokens minted before the restart still verify; the file is
  * private (0600), rotations are saved, and a file that is not a key file is a clear error.
  */
-import { chmodSync, chownSync, lstatSync, symlinkSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdirSync, symlinkSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,11 +119,54 @@ describe('keyFile', () => {
       expect(await readdir(dir)).toStrictEqual(['.dev-keys.json']);
     });
 
-    test('group- or world-readable but not writable (0644) still works, like a 0600 file', async () => {
+    // ssh's rule: any access for group or others. Root too: the mode is checked whoever runs.
+    test.each([
+      ['0644, world-readable', 0o644], ['0640, group-readable', 0o640], ['0604, readable by others only', 0o604],
+      ['0444, read-only but world-readable', 0o444], ['0610, group-executable only', 0o610], ['0701, world-executable only', 0o701],
+    ])('%s: the mode named, with chmod 600 and a fresh start as remedies', async (_name, mode) => {
+      const text = await keyFileOnDisk();
+      chmodSync(file, mode);
+      const message = await refusal();
+      expect(message).toContain(`: is open to group or others (mode 0${mode.toString(8)}); its private keys may already have been read`);
+      expect(message).toContain('run chmod 600 on it if no one else can have read it, or delete it to start with new keys');
+      expect(await readFile(file, 'utf8')).toBe(text);
+      expect(lstatSync(file).mode & 0o777).toBe(mode);
+    });
+
+    // Only root can open a file its owner has no access to: elsewhere the open fails first.
+    test.runIf(process.getuid?.() === 0)('0044 (nothing for the owner): the mode in four digits, as ssh prints it', async () => {
       await keyFileOnDisk();
-      chmodSync(file, 0o644);
-      const iam = await start();
-      expect(iam.mintToken({ actor: 'actor-alice', tenantId: 'tenant-1' })).toMatch(/^eyJ/);
+      chmodSync(file, 0o044);
+      expect(await refusal()).toContain('is open to group or others (mode 0044)');
+    });
+
+    test('a directory at the path', async () => {
+      mkdirSync(file);
+      expect(await refusal()).toMatch(/is not a regular file/);
+    });
+  });
+
+  describe('modes that are the owner\'s alone are used', () => {
+    test.each([['0600', 0o600], ['read-only for the owner (0400)', 0o400], ['0700', 0o700]])('%s', async (_name, mode) => {
+      const first = await start();
+      const kid = first.rotateKeys();
+      await first.close();
+      running.length = 0;
+      chmodSync(file, mode);
+      const again = await start();
+      expect(JSON.parse(Buffer.from(again.mintToken({ actor: 'actor-alice', tenantId: 'tenant-1' }).split('.')[0]!, 'base64url').toString()) as { kid: string }).toMatchObject({ kid });
+    });
+
+    test('created 0600 even under a umask that lets everyone read (000), and used again', async () => {
+      const previous = process.umask(0o000);
+      try {
+        const first = await start();
+        first.rotateKeys();
+      } finally {
+        process.umask(previous);
+      }
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      await expect(start()).resolves.toBeDefined();
     });
   });
 });

@@ -22,7 +22,8 @@ options:
                    console is OFF unless --console is given: it can change the config, including
                    JWKS URLs the IAM then fetches; the token, JWKS and policy endpoints still serve
   --key-file FILE  keep the signing keys in FILE (created with mode 0600) so tokens survive a
-                   restart; refused if it is a symlink, another user's, or group/world-writable
+                   restart; refused if it is a symlink, another user's, or open to group/others
+                   (as ssh requires of keys: 0600 or 0400)
   --console        serve the console even on a non-loopback --host`;
 
 export async function devServerCommand(args: string[]): Promise<number> {

@@ -123,7 +123,7 @@ describe('hardening', { timeout: 60_000 }, () => {
     expect(await run.exited).toBe(0);
     expect(run.output()).toMatch(/--host H[\s\S]*console\s+is OFF unless --console/);
     expect(run.output()).toContain('--console        serve the console even on a non-loopback --host');
-    expect(run.output()).toMatch(/--key-file FILE[\s\S]*symlink, another user's, or group\/world-writable/);
+    expect(run.output()).toMatch(/--key-file FILE[\s\S]*symlink, another user's, or open to group\/others\s+\(as ssh requires of keys: 0600 or 0400\)/);
   });
 
   test('--host 0.0.0.0: the console is off (404) while the JWKS and token endpoints serve; --console turns it on', async () => {
@@ -148,7 +148,7 @@ describe('hardening', { timeout: 60_000 }, () => {
     expect(await on.exited).toBe(0);
   });
 
-  test('--key-file: kept across restarts at 0600; a group-writable one is refused with why, and left unchanged', async () => {
+  test('--key-file: kept across restarts at 0600; a group-writable or world-readable one is refused with why, and left unchanged', async () => {
     const keyFile = `${dir}/keys.json`;
     const first = devServer(['--config', good, '--port', '0', '--key-file', keyFile]);
     const [, baseUrl] = (await waitFor(/development IAM on (http:\/\/127\.0\.0\.1:\d+)/, 0, first)) as [string, string];
@@ -164,6 +164,14 @@ describe('hardening', { timeout: 60_000 }, () => {
     expect(await refused.exited).toBe(1);
     expect(refused.output()).toContain(`key file ${keyFile}: is group- or world-writable (mode 0664)`);
     expect(await readFile(keyFile, 'utf8')).toBe(text);
+
+    // Readable by others (ssh's "UNPROTECTED PRIVATE KEY FILE"): one line naming file, mode and remedy, no stack.
+    await chmod(keyFile, 0o644);
+    const readable = devServer(['--config', good, '--port', '0', '--key-file', keyFile]);
+    expect(await Promise.race([readable.exited, waitFor(/watching/, 0, readable).then(() => 'started anyway')])).toBe(1);
+    expect(readable.output()).toBe(`iam-authz dev-server: development IAM key file ${keyFile}: is open to group or others (mode 0644); its private keys may already have been read (run chmod 600 on it if no one else can have read it, or delete it to start with new keys)\n`);
+    expect(await readFile(keyFile, 'utf8')).toBe(text);
+    expect((await stat(keyFile)).mode & 0o777).toBe(0o644);
 
     // Back to 0600: the same keys again.
     await chmod(keyFile, 0o600);
