@@ -5,6 +5,7 @@
  * permission that no role grants — a guard whose every request would be a correct-looking 403.
  */
 import type { CompiledPolicy } from './engine/compile-policy.js';
+import { singleQuotedForLog } from './lib/log-text.js';
 import type { Log } from './lib/logger.js';
 
 /** Where a guard sits, when the framework says so at guard creation: an HTTP route, or a Nest handler. */
@@ -223,8 +224,7 @@ function emit(message: string): void {
 }
 
 function quote(name: string): string {
-  // eslint-disable-next-line no-control-regex -- exactly the characters that would forge a log line
-  return `'${name.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069']/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}'`;
+  return singleQuotedForLog(name);
 }
 
 /** A granted name equal ignoring case, else the nearest within 2 edits (Damerau–Levenshtein); ties: code-unit order. */
