@@ -1,11 +1,14 @@
 /**
  * The one escaping rule of log text, over arbitrary strings (fast-check): no code point that could
  * break or disguise a log line survives, printable ASCII is unchanged, escaping twice changes
- * nothing.
+ * nothing; and the sinks: `createLog` and the console logger never pass a raw line break on, while
+ * the structured fields keep the raw value.
  */
 import fc from 'fast-check';
-import { expect, test } from 'vitest';
+import { afterEach, expect, test, vi } from 'vitest';
 import { escapeForLog, forLog, LOG_VALUE_MAX_CHARS, quotedForLog, singleQuotedForLog } from '../../src/lib/log-text.js';
+import { consoleLogger, createLog, type Logger, type LogFields } from '../../src/lib/logger.js';
+import { Clock } from '../helpers/clock.js';
 
 // eslint-disable-next-line no-control-regex -- the characters a forged log line is made of
 const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]/u;
@@ -16,6 +19,10 @@ const anyText = fc.string({
   maxLength: 400,
 });
 const printableAscii = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 300 });
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 test('escapeForLog: nothing forbidden comes out, printable ASCII is unchanged, twice is once', () => {
   fc.assert(fc.property(anyText, (text) => {
@@ -35,4 +42,33 @@ test('forLog, quotedForLog and singleQuotedForLog: clean, cut, and the quoted fo
     expect(JSON.parse(quotedForLog(text))).toBe(cutText);
     expect(singleQuotedForLog(text).slice(1, -1)).not.toContain('\'');
   }), { numRuns: 1_000 });
+});
+
+function capturing(): { logger: Logger; calls: { fields: LogFields; message: string }[] } {
+  const calls: { fields: LogFields; message: string }[] = [];
+  const at = (fields: LogFields, message: string): void => { calls.push({ fields, message }); };
+  return { logger: { debug: at, info: at, warn: at, error: at }, calls };
+}
+
+test('createLog: the message handed to the logger holds no raw control character; the fields hold the raw value', () => {
+  fc.assert(fc.property(anyText, (text) => {
+    const { logger, calls } = capturing();
+    const log = createLog(logger, new Clock().now);
+    log.debug({ event: 'e', value: text }, `refused: ${text}`);
+    log.warn(text, { event: 'e', value: text }, `failed: ${text}`);
+    expect(calls).toHaveLength(2);
+    for (const { fields, message } of calls) {
+      expect(FORBIDDEN.exec(message)).toBeNull();
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the fields' own toString, which winston prints
+      expect(String(fields)).toBe(message);
+      expect(fields['value']).toBe(text);
+    }
+  }), { numRuns: 500 });
+});
+
+test('the console logger writes one line per call, whatever the message holds', () => {
+  const written: string[] = [];
+  vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => { written.push(args.map(String).join(' ')); });
+  for (const level of ['debug', 'info', 'warn', 'error'] as const) consoleLogger[level]({ event: 'e' }, 'x\niam-authz warn: forged\r\u0085\u2028');
+  expect(written).toStrictEqual(['debug', 'info', 'warn', 'error'].map((level) => `iam-authz ${level}: x\\u000aiam-authz warn: forged\\u000d\\u0085\\u2028`));
 });
