@@ -8,6 +8,7 @@ import { AuthorizerClosedError, IamAuthzError, TokenInvalidError } from './error
 import { StaticKeySet, type KeySet } from './jwks/key-set.js';
 import { RemoteKeySet, type KeySetStatus } from './jwks/remote-key-set.js';
 import type { SharedRuntime } from './shared-options.js';
+import { quotedForLog } from './lib/log-text.js';
 import { fresh, settled } from './lib/settled.js';
 import { extractBearer } from './token/extract.js';
 import { TokenCache, type CacheEntry } from './token/token-cache.js';
@@ -185,8 +186,7 @@ function createKeySets(config: AuthenticatorConfig, shared: SharedRuntime, onKey
 }
 
 function foreignApplication(app: string, accepted: ReadonlySet<string>): TokenInvalidError {
-  const show = (v: string): string => JSON.stringify(v.length > 200 ? `${v.slice(0, 200)}…` : v);
-  return new TokenInvalidError(`token application ${show(app)} is not accepted (applications: ${[...accepted].map(show).join(', ')})`, { detail: 'token application is not accepted' });
+  return new TokenInvalidError(`token application ${quotedForLog(app)} is not accepted (applications: ${[...accepted].map(quotedForLog).join(', ')})`, { detail: 'token application is not accepted' });
 }
 
 /** A local JWK Set never ages nor fails: always fresh (its key ids are not loaded until first use, so none are listed). */

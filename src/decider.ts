@@ -15,6 +15,7 @@ import { describeResource, toResourceRef, type ResourceQuery } from './engine/re
 import { AuthorizerClosedError, PolicyUnavailableError } from './errors.js';
 import { isArray } from './lib/is-array.js';
 import { fresh, settled } from './lib/settled.js';
+import { forLog } from './lib/log-text.js';
 import { listForLog, type Log } from './lib/logger.js';
 import { PolicyClient, type PolicyEntry, type PolicyStatus } from './policy/policy-client.js';
 import type { SharedRuntime } from './shared-options.js';
@@ -355,7 +356,8 @@ function checkCaller(where: string, identity: unknown): void {
 /**
  * One `debug` line per denial: enough to tell a typo from a real denial — the token's roles on the
  * reference and the roles of the cached policy that grant the permission (computed only here, with
- * a logger, on the denial path).
+ * a logger, on the denial path). The message shows the caller's values escaped and cut; the fields
+ * keep them as they are.
  */
 function logDenial(log: Log, identity: Caller, query: AuthorizeQuery, decision: Decision, policy: CompiledPolicy | undefined): void {
   const { service, permission } = query;
@@ -369,9 +371,9 @@ function logDenial(log: Log, identity: Caller, query: AuthorizeQuery, decision: 
   const shadow = query.mode === 'report' ? ' (report mode: let through)' : '';
   log.debug(
     { event: 'iam-authz.denied', code: 'ERR_PERMISSION_DENIED', reason: decision.reason, service, permission, reference: decision.reference, roles: decision.roles, grantingRoles: granting, changeId: decision.changeId, app, sub, mode: query.mode },
-    `ERR_PERMISSION_DENIED: ${decision.reason}: ${service} ${permission} on ${decision.reference} for ${sub} of application ${app}${shadow}; `
+    `ERR_PERMISSION_DENIED: ${decision.reason}: ${forLog(service)} ${forLog(permission)} on ${forLog(decision.reference)} for ${forLog(sub)} of application ${forLog(app)}${shadow}; `
       + `the token's roles on it: ${listForLog(decision.roles)}; `
-      + (granting ? `roles that would grant it: ${listForLog(granting)} (policy ${policy?.changeId ?? ''})` : 'roles that would grant it: unknown (no fresh policy cached)'),
+      + (granting ? `roles that would grant it: ${listForLog(granting)} (policy ${forLog(policy?.changeId ?? '')})` : 'roles that would grant it: unknown (no fresh policy cached)'),
   );
 }
 

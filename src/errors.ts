@@ -1,3 +1,4 @@
+import { forLog } from './lib/log-text.js';
 import type { Decision } from './types.js';
 
 /**
@@ -194,7 +195,7 @@ export class PermissionDeniedError extends IamAuthzError {
   /** Why the permission was denied; for the developer, not for the caller. */
   readonly decision: Decision;
   constructor(decision: Decision, service: string, permission: string) {
-    super('ERR_PERMISSION_DENIED', 403, `permission ${permission} on ${service} denied (${decision.reason})`);
+    super('ERR_PERMISSION_DENIED', 403, `permission ${forLog(permission)} on ${forLog(service)} denied (${decision.reason})`);
     this.decision = decision;
   }
 }

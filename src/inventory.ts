@@ -6,6 +6,7 @@
  */
 import type { CompiledPolicy } from './engine/compile-policy.js';
 import { byCodeUnits, closest } from './lib/closest.js';
+import { singleQuotedForLog } from './lib/log-text.js';
 import type { Log } from './lib/logger.js';
 
 /** Where a guard sits, when the framework says so at guard creation: an HTTP route, or a Nest handler. */
@@ -287,7 +288,6 @@ function describeRest(app: string, changeId: string): string {
 }
 
 function quote(name: string): string {
-  // eslint-disable-next-line no-control-regex -- exactly the characters that would forge a log line
-  return `'${name.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069']/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}'`;
+  return singleQuotedForLog(name);
 }
 

@@ -35,7 +35,9 @@ export interface SharedOptions {
    * (for a denial the service, permission, reference, the token's roles on it and the roles that
    * would have granted). At `warn`, a few lines per minute per failure: every 503 and `ready()`
    * failure (a JWKS or policy endpoint answering 404, an outage), naming the URL and status. Never a
-   * token or an upstream body. A logger that throws is ignored (one process warning). Default: none,
+   * token or an upstream body. Values from the request or the token are cut and their line breaks
+   * and control characters written as `\uXXXX` in the message, so no caller can forge a line; the
+   * fields keep them as they are. A logger that throws is ignored (one process warning). Default: none,
    * or a console logger on stderr when the environment has `IAM_AUTHZ_DEBUG=1` or `DEBUG=iam-authz`.
    */
   logger?: Logger;

@@ -10,6 +10,7 @@
  * its JSON format the fields. Every message is whole on its own (code, reason, service, permission,
  * reference, roles), so no logger loses what matters whichever argument it reads.
  */
+import { escapeForLog } from './log-text.js';
 import { settledValue } from './settled.js';
 import { warnOnce } from './warn-once.js';
 
@@ -57,12 +58,15 @@ export function debugRequested(env: Readonly<Record<string, string | undefined>>
   return patterns.some((p) => !p.startsWith('-') && matches(p));
 }
 
-/** The `IAM_AUTHZ_DEBUG` logger: one line per call on stderr, `iam-authz <level>: <message>`. */
+/**
+ * The `IAM_AUTHZ_DEBUG` logger: one line per call on stderr, `iam-authz <level>: <message>`; a line
+ * break or control character in the message is written as a `\uXXXX` escape, so every line is one.
+ */
 export const consoleLogger: Logger = {
-  debug: (_fields, message) => { console.error(`iam-authz debug: ${message}`); },
-  info: (_fields, message) => { console.error(`iam-authz info: ${message}`); },
-  warn: (_fields, message) => { console.error(`iam-authz warn: ${message}`); },
-  error: (_fields, message) => { console.error(`iam-authz error: ${message}`); },
+  debug: (_fields, message) => { console.error(`iam-authz debug: ${escapeForLog(message)}`); },
+  info: (_fields, message) => { console.error(`iam-authz info: ${escapeForLog(message)}`); },
+  warn: (_fields, message) => { console.error(`iam-authz warn: ${escapeForLog(message)}`); },
+  error: (_fields, message) => { console.error(`iam-authz error: ${escapeForLog(message)}`); },
 };
 
 /** Whether `value` has the four methods of a {@link Logger}. */
@@ -72,10 +76,16 @@ export function isLogger(value: unknown): value is Logger {
   return typeof v['debug'] === 'function' && typeof v['info'] === 'function' && typeof v['warn'] === 'function' && typeof v['error'] === 'function';
 }
 
-/** Wraps `logger` for the library: errors of the logger are swallowed (one process warning says so), `warn` is rate-limited on `now`. */
+/**
+ * Wraps `logger` for the library: errors of the logger are swallowed (one process warning says so),
+ * `warn` is rate-limited on `now`. The message handed on never holds a raw line break or control
+ * character (values are escaped where messages are built; this is the last line of defence); the
+ * fields are handed on as they are.
+ */
 export function createLog(logger: Logger, now: () => number): Log {
   const windows = new Map<string, { start: number; written: number; dropped: number }>();
-  const call = (level: 'debug' | 'warn', fields: LogFields, message: string): void => {
+  const call = (level: 'debug' | 'warn', fields: LogFields, text: string): void => {
+    const message = escapeForLog(text);
     // The fields' toString is the message: winston, which reads the first argument as its message, prints the sentence.
     const line = Object.defineProperty({ ...fields }, 'toString', { value: () => message, enumerable: false });
     try {
@@ -169,9 +179,9 @@ function loggerThrew(): void {
   warnOnce('IAM_AUTHZ_LOGGER_THREW', 'iam-authz: the "logger" threw or rejected; its lines are dropped and requests are answered as if it did not exist');
 }
 
-/** A list for a log message: `[A, B]`, at most `max` items (`…` and the count beyond). */
+/** A list for a log message: `[A, B]`, at most `max` items (`…` and the count beyond), each cut at 100 characters and escaped. */
 export function listForLog(items: readonly string[], max = 20): string {
-  const shown = items.slice(0, max).map((i) => (i.length > 100 ? `${i.slice(0, 100)}…` : i));
+  const shown = items.slice(0, max).map((i) => escapeForLog(i.length > 100 ? `${i.slice(0, 100)}…` : i));
   return `[${shown.join(', ')}${items.length > max ? `, … ${items.length - max} more` : ''}]`;
 }
 

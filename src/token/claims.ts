@@ -3,6 +3,7 @@
  * audience, and the presence of the claims the permission check depends on (`sub`, `app`).
  */
 import { TokenExpiredError, TokenInvalidError, TokenNotYetValidError } from '../errors.js';
+import { quotedForLog } from '../lib/log-text.js';
 import type { IamClaims } from '../types.js';
 import { normalizeArs } from './ars.js';
 
@@ -61,9 +62,9 @@ function optionalString(value: unknown, claim: string): void {
   }
 }
 
-/** A claim value for a log message: quoted and cut at 200 characters, or its type when not a string. */
+/** A claim value for a log message: quoted, cut at 200 characters and escaped, or its type when not a string. */
 function shown(value: unknown): string {
   if (value === undefined) return '(none)';
   if (typeof value !== 'string') return `(a ${value === null ? 'null' : typeof value})`;
-  return JSON.stringify(value.length > 200 ? `${value.slice(0, 200)}…` : value);
+  return quotedForLog(value);
 }

