@@ -4,7 +4,7 @@
  * until `ttlMs + maxStaleMs` after the last success), refreshes in the background near the end of
  * `ttlMs` (jittered), and limits refetches for unknown kids to one per `minRefreshIntervalMs`,
  * shared by every concurrent request, after a short random delay. The timing rules are the
- * `Refresher`'s, shared with the policy client.
+ * `Refresher`'s, shared with the policy client through `RemoteCopy`.
  */
 import type { Dispatcher } from 'undici';
 import { JwksUnavailableError, TokenInvalidError } from '../errors.js';
@@ -12,10 +12,11 @@ import { jwksFailed, jwksRefreshed } from '../diagnostics.js';
 import { Closer } from '../lib/closer.js';
 import { httpGet, parseJsonBody, UpstreamError } from '../lib/upstream.js';
 import { backgroundWorkAllowed } from '../lib/transport.js';
-import { Refresher, retryAfterMs, sleep, type RefresherStatus } from '../lib/refresher.js';
+import { sleep, type RefresherStatus } from '../lib/refresher.js';
+import { RemoteCopy } from '../lib/remote-copy.js';
 import { changedKids, importJwks, isJwkSetLike, type KeyIndex, type VerificationKey } from './import-jwks.js';
 import type { KeySet } from './key-set.js';
-import { logUpstreamFailure, type Log } from '../lib/logger.js';
+import type { Log } from '../lib/logger.js';
 
 export interface RemoteKeySetConfig {
   uri: string;
@@ -33,6 +34,8 @@ export interface RemoteKeySetConfig {
   onKeysRemoved?: (kids: readonly string[]) => void;
   /** The authorizer's logger: every failed fetch at `warn` (rate-limited), even while cached keys are served. */
   log?: Log | undefined;
+  /** Waits before an unknown-kid refetch; tests only (the property test's fake clock). Default: a timer. */
+  sleep?: ((ms: number) => Promise<void>) | undefined;
 }
 
 /** Where one issuer's keys stand (see `Authorizer.status`). */
@@ -45,14 +48,14 @@ const EMPTY: KeyIndex = new Map();
 
 export class RemoteKeySet implements KeySet {
   readonly #config: RemoteKeySetConfig;
-  readonly #keys: Refresher<KeyIndex>;
+  readonly #keys: RemoteCopy<KeyIndex>;
   /** A spread-out wait before an unknown-kid refetch, shared by the requests that asked meanwhile. */
   #spreading: Promise<void> | undefined;
   readonly #closing = new Closer();
 
   constructor(config: RemoteKeySetConfig) {
     this.#config = config;
-    this.#keys = new Refresher<KeyIndex>(config);
+    this.#keys = new RemoteCopy<KeyIndex>({ ...config, what: 'JWKS', url: config.uri });
   }
 
   get #index(): KeyIndex {
@@ -73,14 +76,12 @@ export class RemoteKeySet implements KeySet {
    */
   touch(): Promise<void> | undefined {
     if (!this.#keys.refreshDue()) return undefined;
-    if (!backgroundWorkAllowed()) return this.#refreshOrJoin();
-    void this.#keys.start(() => this.#fetch(), false);
-    return undefined;
+    return this.#keys.background(() => this.#fetch(), undefined);
   }
 
   async resolve(kid: string): Promise<readonly VerificationKey[]> {
     if (this.#keys.usable() === undefined) {
-      await this.#refreshOrJoin(true);
+      await this.#refreshOrJoin('needed');
       if (this.#keys.usable() === undefined) throw this.#unavailable();
     } else {
       // Stale keys stay usable if the refresh fails (stale-if-error).
@@ -91,15 +92,15 @@ export class RemoteKeySet implements KeySet {
 
     // Unknown kid: perhaps the IAM rotated keys. Every replica sees the new kid at once: wait a
     // short random delay first, so that they do not all ask in the same instant. The token cannot be
-    // verified without a fetch: after failures, the shorter backoff applies (`needed`).
-    if (!this.#keys.running() && this.#keys.mayStart(false, true)) {
-      this.#spreading ??= sleep(this.#keys.spreadDelayMs()).finally(() => { this.#spreading = undefined; });
+    // verified without a fetch: after failures, the shorter cold backoff applies (`wanted`).
+    if (!this.#keys.running() && this.#keys.mayStart('wanted')) {
+      this.#spreading ??= (this.#config.sleep ?? sleep)(this.#keys.spreadDelayMs()).finally(() => { this.#spreading = undefined; });
       await this.#spreading;
       const meanwhile = this.#index.get(kid);
       if (meanwhile) return meanwhile;
     }
     // Refetch at most once per minRefreshIntervalMs, shared.
-    await this.#refreshOrJoin(false, true);
+    await this.#refreshOrJoin('wanted');
     const after = this.#index.get(kid);
     if (after) return after;
     if (this.#keys.lastError) throw this.#unavailable();
@@ -107,7 +108,7 @@ export class RemoteKeySet implements KeySet {
   }
 
   async refetchAfterFailure(kid: string, tried: readonly VerificationKey[]): Promise<readonly VerificationKey[] | undefined> {
-    await this.#refreshOrJoin();
+    await this.#refreshOrJoin('optional');
     if (this.#keys.usable() === undefined) return undefined;
     const now = this.#index.get(kid);
     return now && now !== tried && now.some((k) => !tried.some((t) => t.thumbprint === k.thumbprint)) ? now : undefined;
@@ -115,7 +116,7 @@ export class RemoteKeySet implements KeySet {
 
   async ready(): Promise<void> {
     if (this.#keys.usable() !== undefined) return;
-    await this.#refreshOrJoin(true);
+    await this.#refreshOrJoin('needed');
     if (this.#keys.usable() === undefined) throw this.#unavailable();
   }
 
@@ -129,10 +130,9 @@ export class RemoteKeySet implements KeySet {
     this.#closing.close();
   }
 
-  /** Starts a fetch unless one is running or the budget forbids it; waits for any running fetch. */
-  async #refreshOrJoin(urgent = false, needed = urgent): Promise<void> {
-    const pending = this.#keys.start(() => this.#fetch(), urgent, needed);
-    if (pending) await this.#keys.join(pending, undefined);
+  /** Starts a fetch unless one is running or the rules forbid it; waits for any running fetch. */
+  #refreshOrJoin(kind: 'needed' | 'wanted' | 'optional'): Promise<void> {
+    return this.#keys.refreshOrJoin(() => this.#fetch(), kind, undefined);
   }
 
   /** Never rejects: the outcome is recorded in the instance. */
@@ -157,16 +157,13 @@ export class RemoteKeySet implements KeySet {
       if (removed.length > 0) config.onKeysRemoved?.(removed);
       if (jwksRefreshed.hasSubscribers) jwksRefreshed.publish({ uri: config.uri, keyCount: index.size, removedKids: removed });
     } catch (error) {
-      const failure = error instanceof UpstreamError ? error : new UpstreamError('malformed', 'JWKS could not be used', { cause: error });
-      this.#keys.failed(failure, retryAfterMs(failure, config.now()));
+      const failure = this.#keys.recordFailure(error, (cause) => new UpstreamError('malformed', 'JWKS could not be used', { cause }));
       if (jwksFailed.hasSubscribers) jwksFailed.publish({ uri: config.uri, reason: failure.reason, misconfigured: failure.misconfigured, error: failure });
-      logUpstreamFailure(config.log, 'JWKS', config.uri, failure);
     }
   }
 
   #unavailable(): JwksUnavailableError {
-    const last = this.#keys.lastError as UpstreamError | undefined;
-    const misconfigured = last?.misconfigured ?? false;
+    const { cause: last, misconfigured } = this.#keys.unavailability();
     // "misconfigured" first: a 404 or an HTML page at the jwksUri will not heal by waiting.
     const state = misconfigured ? 'misconfigured (check jwksUri / baseUrl)' : 'unavailable';
     const reason = last ? `: ${last.message}` : '';

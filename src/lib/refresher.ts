@@ -1,20 +1,33 @@
 /**
- * The one refreshing primitive behind every remote thing we cache (the signing keys of an issuer,
- * the role policy of an application): fresh / stale / failing / cold, one fetch in flight, a
- * cached copy served while the upstream fails but never longer than `ttlMs + maxStaleMs` after
- * its last success, and the timing rules a fleet of replicas needs:
+ * The freshness of one cached copy of a remote thing (an issuer's signing keys, an application's
+ * policy): the one state machine behind every remote thing the library caches. Its promises are the
+ * table "Freshness: what each option promises" of docs/caching-and-outages.md, and
+ * test/property/freshness.property.test.ts holds them against a model over random options.
  *
- * - a refresh becomes due at a random point in the last fifth of the freshness (the first one after
- *   start anywhere in the last nine tenths of it), so replicas started together drift apart; a
- *   window that would start before `minRefreshIntervalMs` is narrowed to start there, never piled
- *   onto it;
- * - fetches that are not needed to answer are spaced by `minRefreshIntervalMs` (the refetch budget);
- * - after a failure, retries back off exponentially with jitter, with a `Retry-After` honoured as
- *   a floor. While a cached copy is still served, the first retry comes no sooner than a healthy
- *   refresh would (an outage never raises the fleet's rate) and later ones grow from there, never
- *   past the moment the copy stops being served; with nothing usable they start near
- *   `minRefreshIntervalMs` (at least {@link MIN_BACKOFF_MS}) and are capped lower, to recover sooner
- *   — as does a fetch needed to answer (an unknown key id) while a copy is served.
+ * States: `cold` (nothing usable), `fresh` (its refresh not yet due), `stale` (due, no failure),
+ * `failing` (the last fetch failed; the copy is still served). Events: a fetch starts — `needed`
+ * (nothing usable: the caller cannot be answered without it), `wanted` (the copy lacks what the
+ * caller needs: an unknown key id) or `optional` (a refresh that is due, a refetch after a denial or
+ * for a hint) — and ends: succeeded (a new copy, or the held one confirmed), failed (with a
+ * `Retry-After`, perhaps), or forgotten (it said nothing about the upstream).
+ *
+ * - **Stale bound**: a copy is served until `ttlMs + maxStaleMs` after its last success, never
+ *   longer, whatever else is set.
+ * - **Needed fetches** are never held back by `minRefreshIntervalMs`: with no failure since the
+ *   last success they start at once. After failures they wait the cold backoff: the first retry
+ *   within `minRefreshIntervalMs` of the failure (drawn in its second half: jitter only ever
+ *   shortens a wait), later ones from `max(minRefreshIntervalMs, 1 s)` doubling, at most
+ *   `min(30 s, max(ttlMs, 8 × that))` — an upstream that fails is not asked by every request.
+ * - **Spacing**: `wanted` and `optional` fetches start at least `minRefreshIntervalMs` after the
+ *   previous fetch started, whatever the traffic.
+ * - **Due point**: a refresh becomes due at a random point of `[max(M, f × ttlMs), max(M, ttlMs)]`
+ *   after a success (`M` = `minRefreshIntervalMs`, `f` 0.8, or 0.1 for the first one after start),
+ *   so replicas started together drift apart; never past the stale bound.
+ * - **While a copy is served after failures**, `optional` retries back off from
+ *   `max(M, 0.8 × ttlMs)` (a failing replica never asks more often than a healthy one), doubling
+ *   with jitter up to 5 min, the last one when the copy stops being served; `wanted` ones wait the
+ *   cold backoff, so a new key is had soon after the upstream is back.
+ * - A `Retry-After` (429, 503) is a floor for every retry, capped at `ttlMs + maxStaleMs`.
  *
  * Refreshes are driven by traffic, not timers: the first request that finds the copy due starts
  * the fetch (and, where no background work is allowed, waits for it). Nothing is scheduled, so
@@ -26,10 +39,16 @@ import { abandoned, joinShared } from './transport.js';
 /** Where a cached copy stands: see {@link Refresher.state}. */
 export type RefreshState = 'cold' | 'fresh' | 'stale' | 'failing';
 
+/**
+ * Why a fetch starts: `needed` (nothing usable is held), `wanted` (the copy held lacks what the
+ * caller needs) or `optional` (a refresh, a refetch after a denial, a hint).
+ */
+export type FetchKind = 'needed' | 'wanted' | 'optional';
+
 export interface RefresherConfig {
   /** Freshness of a fetched copy (ms). */
   ttlMs: number;
-  /** Least time (ms) between two fetches that are not needed to answer. */
+  /** Least time (ms) between the starts of two fetches that are not needed (see {@link FetchKind}). */
   minRefreshIntervalMs: number;
   /** How long (ms) past `ttlMs` a copy is served while the upstream fails. */
   maxStaleMs: number;
@@ -45,35 +64,16 @@ export const JITTER_FROM = 0.8;
 /** The first refresh after start is spread over (0.1, 1] × `ttlMs`. */
 export const FIRST_JITTER_FROM = 0.1;
 /**
- * Shortest first backoff after a failure, whatever `minRefreshIntervalMs` is (also 0): an upstream
- * that fails is never asked again by every request.
+ * The floor of the cold backoff from the second retry after a failure on: with a short (or 0)
+ * `minRefreshIntervalMs`, an upstream that keeps failing is still not asked by every request.
  */
 export const MIN_BACKOFF_MS = 1_000;
 /** Longest backoff between retries while a usable copy is served. */
 export const MAX_BACKOFF_MS = 600_000;
 /** Longest backoff while nothing usable is held: callers get 503 meanwhile, so recover sooner. */
 export const MAX_COLD_BACKOFF_MS = 30_000;
-/** Longest `Retry-After` honoured. */
-export const MAX_RETRY_AFTER_MS = 600_000;
 /** Longest random wait before a refetch for an unknown key id. */
 export const MAX_UNKNOWN_KID_DELAY_MS = 1_000;
-
-/**
- * Milliseconds to wait that a `Retry-After` value asks for (RFC 9110 §10.2.3: delay-seconds or an
- * HTTP-date), capped at {@link MAX_RETRY_AFTER_MS}; `undefined` when absent or unreadable.
- */
-export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
-  if (value === undefined) return undefined;
-  const text = value.trim();
-  let ms: number;
-  if (/^\d+$/.test(text)) ms = Number(text) * 1000;
-  else if (/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(text)) {
-    const at = Date.parse(text);
-    if (Number.isNaN(at)) return undefined;
-    ms = Math.max(0, at - nowMs);
-  } else return undefined;
-  return Math.min(ms, MAX_RETRY_AFTER_MS);
-}
 
 export interface RefresherStatus {
   state: RefreshState;
@@ -86,19 +86,28 @@ export interface RefresherStatus {
   backoffMs: number;
 }
 
+/** What {@link Refresher.forgetAttempt} restores, read before {@link Refresher.start}. */
+export interface AttemptMark {
+  readonly lastAttemptAt: number | undefined;
+}
+
 export class Refresher<T> {
   readonly #config: RefresherConfig;
   readonly #random: () => number;
   #value: T | undefined;
+  /** When the last fetch that succeeded ended. */
   #fetchedAt: number | undefined;
   /** When a refresh becomes due (jittered). */
   #dueAt = 0;
-  /** No fetch that is not needed to answer starts before this (budget or backoff). */
-  #notBefore = 0;
-  /** After failures, no fetch needed to answer starts before this (the backoff a cold copy would have). */
-  #neededNotBefore = 0;
+  /** When the last fetch started: the spacing counts from it. */
   #lastAttemptAt: number | undefined;
   #failures = 0;
+  /** Failures in a row with nothing usable held: the cold backoff's count. */
+  #coldFailures = 0;
+  /** After failures, no `optional` fetch before this (the served copy's backoff). */
+  #servedRetryAt = 0;
+  /** After failures, no `needed` or `wanted` fetch before this (the cold backoff). */
+  #coldRetryAt = 0;
   #backoffMs = 0;
   #inflight: Promise<unknown> | undefined;
   /** Fetches started so far, and the one running (0: none): tells the running one from an ended one. */
@@ -116,13 +125,13 @@ export class Refresher<T> {
     return this.#value;
   }
 
-  /** The cached copy while it may be used: at most `ttlMs + maxStaleMs` old. */
+  /** The cached copy while it may be used: at most `ttlMs + maxStaleMs` after its last success. */
   usable(): T | undefined {
     const { ttlMs, maxStaleMs, now } = this.#config;
     return this.#fetchedAt !== undefined && now() - this.#fetchedAt <= ttlMs + maxStaleMs ? this.#value : undefined;
   }
 
-  /** The cached copy while no refresh is due (no promise needed to use it). */
+  /** The cached copy while no refresh is due (no promise needed to use it); the due point is within the stale bound. */
   current(): T | undefined {
     return this.#fetchedAt !== undefined && this.#config.now() < this.#dueAt ? this.#value : undefined;
   }
@@ -132,9 +141,12 @@ export class Refresher<T> {
     return this.#fetchedAt === undefined ? undefined : this.#config.now() - this.#fetchedAt;
   }
 
-  /** True when a copy is held, its refresh is due, and a fetch runs or may start. */
+  /**
+   * True when a copy was fetched, its refresh is due, and a fetch runs or may start (also when it
+   * is no longer usable: a token cache hit still refreshes the keys that verified it).
+   */
   refreshDue(): boolean {
-    return this.#fetchedAt !== undefined && this.#config.now() >= this.#dueAt && (this.running() || this.mayStart(false));
+    return this.#fetchedAt !== undefined && this.#config.now() >= this.#dueAt && (this.running() || this.mayStart('optional'));
   }
 
   /** True while a fetch runs (one another request started and workerd cancelled counts no more). */
@@ -143,29 +155,22 @@ export class Refresher<T> {
     return this.#inflight !== undefined;
   }
 
-  /**
-   * True when a new fetch may start now. `urgent` (a caller that cannot answer without one, before
-   * any failure) skips the spacing; a backoff after a failure is never skipped. `needed` (a caller
-   * that cannot answer without a fetch, e.g. for an unknown key id; implied by `urgent`) waits,
-   * after failures, the shorter backoff of a cache with nothing usable rather than the served
-   * copy's: a replica that missed a key while backing off gets it soon after the upstream is back.
-   */
-  mayStart(urgent: boolean, needed = urgent): boolean {
-    if (urgent && this.#failures === 0) return true;
+  /** True when a fetch of this kind may start now (see {@link FetchKind} and the rules above). */
+  mayStart(kind: FetchKind): boolean {
     const now = this.#config.now();
-    return now >= this.#notBefore || (needed && this.#failures > 0 && now >= this.#neededNotBefore);
+    if (kind === 'needed') return this.#failures === 0 || now >= this.#coldRetryAt;
+    if (this.#lastAttemptAt !== undefined && now < this.#lastAttemptAt + this.#config.minRefreshIntervalMs) return false;
+    return this.#failures === 0 || now >= (kind === 'wanted' ? this.#coldRetryAt : this.#servedRetryAt);
   }
 
   /**
    * The fetch to wait for: the one running, else `fetch()` started now when {@link mayStart}
    * allows; `undefined` when neither. At most one runs at a time.
    */
-  start<O>(fetch: () => Promise<O>, urgent: boolean, needed = urgent): Promise<O> | undefined {
+  start<O>(fetch: () => Promise<O>, kind: FetchKind): Promise<O> | undefined {
     if (this.running()) return this.#inflight as Promise<O>;
-    if (!this.mayStart(urgent, needed)) return undefined;
-    const now = this.#config.now();
-    this.#lastAttemptAt = now;
-    this.#notBefore = Math.max(this.#notBefore, now + this.#config.minRefreshIntervalMs);
+    if (!this.mayStart(kind)) return undefined;
+    this.#lastAttemptAt = this.#config.now();
     const seq = ++this.#seq;
     this.#running = seq;
     const pending: Promise<O> = fetch().finally(() => {
@@ -183,70 +188,68 @@ export class Refresher<T> {
 
   /** The upstream gave a new copy, or confirmed the one held: fresh again, next refresh jittered. */
   succeeded(value: T): void {
-    const { now, ttlMs, minRefreshIntervalMs } = this.#config;
+    const { now, ttlMs, maxStaleMs, minRefreshIntervalMs } = this.#config;
     const at = now();
     const from = this.#fetchedAt === undefined ? FIRST_JITTER_FROM : JITTER_FROM;
     this.#ended();
     this.#value = value;
     this.#fetchedAt = at;
-    // Uniform over the window, its start moved up to the budget if need be: clamping each draw to
-    // the budget instead would pile every draw below it onto one instant (a burst one budget after start).
+    // Uniform over the window, its start moved up to the spacing if need be: clamping each draw to
+    // the spacing instead would pile every draw below it onto one instant.
     const earliest = Math.max(minRefreshIntervalMs, from * ttlMs);
     const latest = Math.max(earliest, ttlMs);
-    this.#dueAt = at + Math.round(latest - (latest - earliest) * this.#random());
+    this.#dueAt = at + Math.min(ttlMs + maxStaleMs, Math.round(latest - (latest - earliest) * this.#random()));
     this.#failures = 0;
+    this.#coldFailures = 0;
     this.#backoffMs = 0;
-    this.#notBefore = (this.#lastAttemptAt ?? at) + minRefreshIntervalMs;
     this.lastError = undefined;
   }
 
   /**
-   * The fetch failed: back off. The n-th retry waits `d × (1 + u)` (u uniform in [0, 1)), where
-   * `d = b · 2^(n-1)`: the first between b and 2b, the third at least twice the first.
-   *
-   * - A copy still served: `b` is the shortest healthy refresh interval (`0.8 × ttlMs`, at least
-   *   the budget and {@link MIN_BACKOFF_MS}), so a failing replica never asks more often than a
-   *   healthy one; `d` at most {@link MAX_BACKOFF_MS} / 2, and the retry never later than the copy
-   *   can be served (`ttlMs + maxStaleMs` after its last success).
-   * - Nothing usable (callers get 503): `b` is the budget (at least {@link MIN_BACKOFF_MS}), `d` at
-   *   most half of `ttlMs` (but of at least 8 b, at most 30 s), so service resumes soon after the
-   *   upstream does.
-   *
-   * A fetch needed to answer (see {@link mayStart}) waits the second rule even while a copy is
-   * served. A `Retry-After` (ms, already capped at 10 min) is a floor for both, but no longer than a
-   * copy could still be served (`ttlMs + maxStaleMs`).
+   * The fetch failed: back off (see the rules above). Cold, the k-th retry waits `d × (1 - u/2)`
+   * (u uniform in [0, 1): in [d/2, d]) with `d` = `minRefreshIntervalMs` for the first, then
+   * `max(it, 1 s) × 2^(k-1)` up to the cold cap. Served, it waits `d × (1 + u)` with
+   * `d = max(M, 0.8 × ttlMs) × 2^(n-1)` (at most 5 min), never past the end of the stale bound.
+   * `retryAfterMs` (already capped at 10 min) is a floor for both, capped at `ttlMs + maxStaleMs`.
    */
   failed(error: Error, retryAfterMs?: number): void {
-    const { now, minRefreshIntervalMs, ttlMs, maxStaleMs } = this.#config;
+    const { now, minRefreshIntervalMs: m, ttlMs, maxStaleMs } = this.#config;
     this.#ended();
     this.#failures += 1;
     this.lastError = error;
     const at = now();
-    const floor = Math.max(minRefreshIntervalMs, MIN_BACKOFF_MS);
-    // A copy served at least until the earliest retry; one about to run out counts as none.
     const left = this.usable() === undefined ? 0 : (this.#fetchedAt ?? at) + ttlMs + maxStaleMs - at;
-    const serving = left >= floor;
+    if (left <= 0) this.#coldFailures += 1;
     const u = this.#random();
-    const backoff = (base: number, cap: number): number => Math.max(floor, Math.round(Math.min(cap / 2, base * 2 ** Math.min(this.#failures - 1, 30)) * (1 + u)));
-    // Never later than a copy can still be served (plus one budget): past that, waiting helps nobody.
     const honour = (wait: number): number => (retryAfterMs === undefined ? wait : Math.max(wait, Math.min(retryAfterMs, ttlMs + maxStaleMs)));
-    // Cold: room for three doublings even with a short TTL, so the backoff visibly grows.
-    const needed = honour(backoff(floor, Math.min(MAX_COLD_BACKOFF_MS, Math.max(ttlMs, 8 * floor))));
-    // While serving, the last retry comes before the copy runs out: past that, callers would get 503.
-    const wait = serving ? honour(Math.min(left, backoff(Math.max(floor, Math.round(JITTER_FROM * ttlMs)), MAX_BACKOFF_MS))) : needed;
+    const k = Math.max(1, this.#coldFailures);
+    const base = Math.max(m, MIN_BACKOFF_MS);
+    const cold = k === 1 ? m : Math.max(m, Math.min(Math.min(MAX_COLD_BACKOFF_MS, Math.max(ttlMs, 8 * base)), base * 2 ** Math.min(k - 1, 30)));
+    const coldWait = honour(Math.round(cold * (1 - u / 2)));
+    this.#coldRetryAt = at + coldWait;
+    if (left <= 0) {
+      this.#backoffMs = coldWait;
+      this.#servedRetryAt = this.#coldRetryAt;
+      return;
+    }
+    const served = Math.min(MAX_BACKOFF_MS / 2, Math.max(m, Math.round(JITTER_FROM * ttlMs)) * 2 ** Math.min(this.#failures - 1, 30));
+    const wait = honour(Math.min(left, Math.round(served * (1 + u))));
     this.#backoffMs = wait;
-    this.#notBefore = at + wait;
-    this.#neededNotBefore = at + needed;
+    this.#servedRetryAt = at + wait;
   }
 
   /**
    * Forgets the attempt that just ended without telling anything about the upstream (e.g. the
-   * caller's own token was refused): the budget is given back.
+   * caller's own token was refused): the spacing is given back.
    */
-  forgetAttempt(previousAttemptAt: number | undefined, previousNotBefore: number): void {
+  forgetAttempt(mark: AttemptMark): void {
     this.#ended();
-    this.#lastAttemptAt = previousAttemptAt;
-    this.#notBefore = previousNotBefore;
+    this.#lastAttemptAt = mark.lastAttemptAt;
+  }
+
+  /** What {@link forgetAttempt} needs, read before {@link start}. */
+  attemptMark(): AttemptMark {
+    return { lastAttemptAt: this.#lastAttemptAt };
   }
 
   /**
@@ -256,11 +259,6 @@ export class Refresher<T> {
   #ended(): void {
     this.#inflight = undefined;
     this.#running = 0;
-  }
-
-  /** What {@link forgetAttempt} needs, read before {@link start}. */
-  attemptMark(): { lastAttemptAt: number | undefined; notBefore: number } {
-    return { lastAttemptAt: this.#lastAttemptAt, notBefore: this.#notBefore };
   }
 
   /** A short random wait (ms) before a refetch many replicas may want at once (an unknown `kid`). */
@@ -280,7 +278,9 @@ export class Refresher<T> {
 
   status(): RefresherStatus {
     const age = this.ageMs();
-    const next = this.#failures > 0 || this.#fetchedAt === undefined ? this.#notBefore : Math.max(this.#dueAt, this.#notBefore);
+    const spaced = this.#lastAttemptAt === undefined ? 0 : this.#lastAttemptAt + this.#config.minRefreshIntervalMs;
+    let next = Math.max(this.#dueAt, spaced);
+    if (this.#failures > 0) next = this.usable() === undefined ? this.#coldRetryAt : Math.max(this.#servedRetryAt, spaced);
     return {
       state: this.state(),
       ageMs: age ?? null,
@@ -294,13 +294,4 @@ export class Refresher<T> {
 /** Resolves after `ms` (at once for 0). */
 export function sleep(ms: number): Promise<void> {
   return ms <= 0 ? Promise.resolve() : new Promise((resolve) => { setTimeout(resolve, ms); });
-}
-
-/**
- * The `Retry-After` a failed upstream answer carried, as milliseconds to wait: only on 429 and 503,
- * where RFC 9110 gives it that meaning.
- */
-export function retryAfterMs(error: { statusCode?: number | undefined; retryAfter?: string | undefined }, nowMs: number): number | undefined {
-  if (error.statusCode !== 429 && error.statusCode !== 503) return undefined;
-  return parseRetryAfter(error.retryAfter, nowMs);
 }

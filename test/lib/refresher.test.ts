@@ -1,9 +1,11 @@
 /**
  * The refreshing primitive on a fake clock: jitter bounds over a simulated fleet, the backoff
- * sequence, `Retry-After` parsing, the refetch budget, single flight and the states.
+ * sequence, `Retry-After` parsing, the spacing, single flight and the states. Every rule together,
+ * over random options: test/property/freshness.property.test.ts.
  */
 import { describe, expect, test } from 'vitest';
-import { MAX_RETRY_AFTER_MS, MIN_BACKOFF_MS, parseRetryAfter, Refresher, retryAfterMs } from '../../src/lib/refresher.js';
+import { MIN_BACKOFF_MS, Refresher, type FetchKind } from '../../src/lib/refresher.js';
+import { MAX_RETRY_AFTER_MS, parseRetryAfter, retryAfterMs } from '../../src/lib/retry-after.js';
 import { Clock } from '../helpers/clock.js';
 import { prng } from '../helpers/prng.js';
 
@@ -30,14 +32,14 @@ describe('jitter', () => {
   test('200 replicas started in one instant: refreshes spread, busiest tenth of a TTL ≤ 2× the mean, first refresh too', () => {
     const clock = new Clock(0);
     const replicas = fleet(clock, 200);
-    for (const r of replicas) void r.start(async () => { r.succeeded(1); }, true);
+    for (const r of replicas) void r.start(async () => { r.succeeded(1); }, 'needed');
     const refreshes: number[] = [];
     const first = new Map<number, number>();
     // Steady traffic: every replica sees a request every 100 ms, for four TTLs.
     for (let t = 0; t <= 4 * TTL; t += 100) {
       clock.set(t);
       replicas.forEach((r, i) => {
-        if (r.current() === undefined && r.start(async () => { r.succeeded(1); }, false)) {
+        if (r.current() === undefined && r.start(async () => { r.succeeded(1); }, 'optional')) {
           refreshes.push(t);
           if (!first.has(i)) first.set(i, t);
         }
@@ -77,7 +79,7 @@ describe('a fleet on the fake clock (the bench:fleet settings)', () => {
     const firsts: number[] = [];
     for (let i = 0; i < 200; i += 1) {
       const r = make(clock, POLICY_TTL, 1_000, i + 1);
-      void r.start(async () => { r.succeeded(1); }, true);
+      void r.start(async () => { r.succeeded(1); }, 'needed');
       firsts.push(r.status().nextRefreshAt!);
     }
     for (const t of firsts) expect(t).toBeGreaterThanOrEqual(1_000);
@@ -92,13 +94,13 @@ describe('a fleet on the fake clock (the bench:fleet settings)', () => {
     const caches = Array.from({ length: 200 }, (_, i) => [make(clock, POLICY_TTL, 250, 2 * i + 1), make(clock, 2 * POLICY_TTL, 1_000, 2 * i + 2)]).flat();
     const down = { from: 4 * POLICY_TTL, to: 6 * POLICY_TTL };
     const fetches: { t: number; cache: number }[] = [];
-    for (const r of caches) void r.start(async () => { r.succeeded(1); }, true);
+    for (const r of caches) void r.start(async () => { r.succeeded(1); }, 'needed');
     for (let t = 0; t < 8 * POLICY_TTL; t += 100) {
       clock.set(t);
       caches.forEach((r, cache) => {
-        if (r.current() !== undefined || !r.mayStart(false)) return;
+        if (r.current() !== undefined || !r.mayStart('optional')) return;
         fetches.push({ t, cache });
-        void r.start(async () => { if (t >= down.from && t < down.to) r.failed(new Error('503'), 3_000); else r.succeeded(1); }, false);
+        void r.start(async () => { if (t >= down.from && t < down.to) r.failed(new Error('503'), 3_000); else r.succeeded(1); }, 'optional');
       });
     }
     const count = (from: number, to: number, odd?: number): number => fetches.filter((f) => f.t >= from && f.t < to && (odd === undefined || f.cache % 2 === odd)).length;
@@ -118,14 +120,14 @@ describe('a fleet on the fake clock (the bench:fleet settings)', () => {
 });
 
 describe('backoff', () => {
-  /** The waits (ms) a refresher sets after `n` failures in a row, each retried as soon as allowed. */
-  function backoffGaps(r: Refresher<number>, clock: Clock, n: number, retryAfter?: number): number[] {
+  /** The waits (ms) a refresher sets after `n` failures in a row, each retried as soon as `kind` may. */
+  function backoffGaps(r: Refresher<number>, clock: Clock, n: number, kind: FetchKind, retryAfter?: number): number[] {
     const gaps: number[] = [];
     for (let i = 0; i < n; i += 1) {
       const at = clock.now();
-      void r.start(async () => { r.failed(new Error('down'), retryAfter); }, false);
+      void r.start(async () => { r.failed(new Error('down'), retryAfter); }, kind);
       gaps.push(r.status().nextRefreshAt! - at);
-      expect(r.start(async () => 0, true)).toBeUndefined(); // not before the backoff, even urgent
+      if (gaps[i]! > 0) expect(r.start(async () => 0, kind)).toBeUndefined(); // not before the backoff
       clock.set(r.status().nextRefreshAt!);
     }
     return gaps;
@@ -136,9 +138,9 @@ describe('backoff', () => {
       const clock = new Clock(0);
       // A long maxStaleMs: the copy's end does not cut the growth short here (see the next test).
       const replica = new Refresher<number>({ ttlMs: TTL, minRefreshIntervalMs: MIN, maxStaleMs: 3_600_000, timeoutMs: 5_000, now: clock.now, random: prng(i + 1) });
-      void replica.start(async () => { replica.succeeded(1); }, true);
+      void replica.start(async () => { replica.succeeded(1); }, 'needed');
       clock.set(TTL);
-      const gaps = backoffGaps(replica, clock, 3);
+      const gaps = backoffGaps(replica, clock, 3, 'optional');
       expect(replica.state()).toBe('failing'); // serving the copy, no longer 'fresh'
       expect(gaps[0]).toBeGreaterThanOrEqual(0.8 * TTL);
       expect(gaps[0]).toBeLessThanOrEqual(1.6 * TTL);
@@ -147,59 +149,89 @@ describe('backoff', () => {
     }
   });
 
-  test('while a copy is served: never a retry past the moment it stops being served', () => {
+  test('while a copy is served: never a retry past the moment it stops being served; then a needed fetch at once', () => {
     const clock = new Clock(0);
     const r = new Refresher<number>({ ttlMs: TTL, minRefreshIntervalMs: MIN, maxStaleMs: 300_000, timeoutMs: 5_000, now: clock.now, random: () => 0.99 });
-    void r.start(async () => { r.succeeded(1); }, true);
+    void r.start(async () => { r.succeeded(1); }, 'needed');
     clock.set(TTL);
     const tries: number[] = [];
     while (clock.now() < TTL + 300_000) {
-      void r.start(async () => { r.failed(new Error('down')); }, false);
+      void r.start(async () => { r.failed(new Error('down')); }, 'optional');
       tries.push(clock.now());
       clock.set(r.status().nextRefreshAt!);
     }
     expect(tries.length).toBeGreaterThan(2);
     expect(clock.now()).toBe(TTL + 300_000); // the last retry while the copy could still be served
+    void r.start(async () => { r.failed(new Error('down')); }, 'optional');
+    clock.advance(1);
+    expect(r.usable()).toBeUndefined();
+    // The copy is gone: the next caller needs a fetch, within the spacing of the last failure.
+    clock.advance(MIN);
+    expect(r.mayStart('needed')).toBe(true);
   });
 
-  test('nothing usable: starts between minRefreshIntervalMs and twice it, grows (third gap ≥ 1.5× the first), at most 30 s', () => {
+  test('nothing usable: the first retry within minRefreshIntervalMs (never later), then from it doubling, at most 30 s', () => {
     for (let i = 0; i < 200; i += 1) {
       const clock = new Clock(0);
       const r = new Refresher<number>({ ttlMs: TTL, minRefreshIntervalMs: MIN, maxStaleMs: 300_000, timeoutMs: 5_000, now: clock.now, random: prng(i + 1) });
-      const gaps = backoffGaps(r, clock, 8);
+      const gaps = backoffGaps(r, clock, 8, 'needed');
       expect(r.state()).toBe('cold');
-      expect(gaps[0]).toBeGreaterThanOrEqual(MIN);
-      expect(gaps[0]).toBeLessThanOrEqual(2 * MIN);
+      expect(gaps[0]).toBeGreaterThanOrEqual(MIN / 2);
+      expect(gaps[0]).toBeLessThanOrEqual(MIN);
+      expect(gaps[1]).toBeGreaterThanOrEqual(MIN);
       expect(gaps[2]).toBeGreaterThanOrEqual(1.5 * gaps[0]!);
       for (const g of gaps) expect(g).toBeLessThanOrEqual(30_000);
       expect(r.status().consecutiveFailures).toBe(8);
     }
   });
 
-  test('a budget of 0 still backs off after failures: at least 1 s, growing, cold or serving, also with a short TTL', () => {
+  test('an explicit minRefreshIntervalMs: 50 is honoured: the first cold retry within 50 ms, no hidden floor', () => {
+    for (let i = 0; i < 50; i += 1) {
+      const clock = new Clock(0);
+      const r = new Refresher<number>({ ttlMs: 100, minRefreshIntervalMs: 50, maxStaleMs: 800, timeoutMs: 5_000, now: clock.now, random: prng(i + 1) });
+      const gaps = backoffGaps(r, clock, 2, 'needed');
+      expect(gaps[0]).toBeLessThanOrEqual(50);
+      expect(gaps[1]).toBeGreaterThanOrEqual(MIN_BACKOFF_MS); // the documented floor of later retries
+    }
+  });
+
+  test('minRefreshIntervalMs 0: the first retry after a failed cold fetch on the next request, later ones from 1 s, growing', () => {
     for (const ttlMs of [1, 3_000, TTL]) {
-      for (const serving of [false, true]) {
-        const clock = new Clock(0);
-        const r = new Refresher<number>({ ttlMs, minRefreshIntervalMs: 0, maxStaleMs: 3_600_000, timeoutMs: 5_000, now: clock.now, random: prng(ttlMs) });
-        if (serving) void r.start(async () => { r.succeeded(1); }, true);
-        clock.set(ttlMs);
-        const gaps = backoffGaps(r, clock, 3);
-        expect(gaps[0]).toBeGreaterThanOrEqual(MIN_BACKOFF_MS);
-        expect(gaps[2]).toBeGreaterThanOrEqual(1.5 * gaps[0]!);
-      }
+      const clock = new Clock(0);
+      const r = new Refresher<number>({ ttlMs, minRefreshIntervalMs: 0, maxStaleMs: 3_600_000, timeoutMs: 5_000, now: clock.now, random: prng(ttlMs) });
+      clock.set(ttlMs);
+      const gaps = backoffGaps(r, clock, 4, 'needed');
+      expect(gaps[0]).toBe(0);
+      expect(gaps[1]).toBeGreaterThanOrEqual(MIN_BACKOFF_MS);
+      expect(gaps[3]).toBeGreaterThanOrEqual(1.5 * gaps[1]!);
     }
   });
 
   test('a Retry-After is a floor; a success resets the failures', () => {
     const clock = new Clock(0);
     const r = new Refresher<number>({ ttlMs: TTL, minRefreshIntervalMs: 1_000, maxStaleMs: 300_000, timeoutMs: 5_000, now: clock.now, random: () => 0 });
-    void r.start(async () => { r.failed(new Error('down'), 3_000); }, true);
+    void r.start(async () => { r.failed(new Error('down'), 3_000); }, 'needed');
     expect(r.status()).toMatchObject({ state: 'cold', consecutiveFailures: 1, backoffMs: 3_000 });
     clock.set(2_999);
-    expect(r.start(async () => 0, true)).toBeUndefined(); // even an urgent caller waits
+    expect(r.start(async () => 0, 'needed')).toBeUndefined(); // even a caller that needs it waits
     clock.set(3_000);
-    void r.start(async () => { r.succeeded(7); }, true);
+    void r.start(async () => { r.succeeded(7); }, 'needed');
     expect(r.status()).toMatchObject({ state: 'fresh', consecutiveFailures: 0, backoffMs: 0, ageMs: 0 });
+  });
+});
+
+describe('the stale bound is absolute', () => {
+  test('a spacing longer than ttlMs + maxStaleMs: the copy is not current past the bound, and then a needed fetch starts at once', () => {
+    const clock = new Clock(0);
+    const r = new Refresher<number>({ ttlMs: 100, minRefreshIntervalMs: 5_000, maxStaleMs: 800, timeoutMs: 5_000, now: clock.now, random: () => 0 });
+    void r.start(async () => { r.succeeded(1); }, 'needed');
+    clock.set(900);
+    expect(r.current()).toBeUndefined();
+    expect(r.usable()).toBe(1);
+    expect(r.mayStart('optional')).toBe(false); // the spacing holds the revalidation back
+    clock.set(901);
+    expect(r.usable()).toBeUndefined();
+    expect(r.mayStart('needed')).toBe(true); // but never a fetch needed to answer
   });
 });
 
@@ -223,14 +255,14 @@ describe('budget and single flight', () => {
     const clock = new Clock(0);
     const r = new Refresher<number>({ ttlMs: TTL, minRefreshIntervalMs: MIN, maxStaleMs: 0, timeoutMs: 5_000, now: clock.now, random: () => 0 });
     let release!: () => void;
-    const first = r.start(() => new Promise<void>((resolve) => { release = () => { r.succeeded(1); resolve(); }; }), true);
-    expect(r.start(async () => { throw new Error('a second fetch'); }, true)).toBe(first);
+    const first = r.start(() => new Promise<void>((resolve) => { release = () => { r.succeeded(1); resolve(); }; }), 'needed');
+    expect(r.start(async () => { throw new Error('a second fetch'); }, 'needed')).toBe(first);
     release();
     await first;
     clock.set(MIN - 1);
-    expect(r.start(async () => 0, false)).toBeUndefined();
+    expect(r.start(async () => 0, 'optional')).toBeUndefined();
     clock.set(MIN);
-    expect(r.start(async () => { r.succeeded(2); }, false)).toBeDefined();
+    expect(r.start(async () => { r.succeeded(2); }, 'optional')).toBeDefined();
     expect(r.value).toBe(2);
     // Past ttlMs + maxStaleMs nothing is usable.
     clock.set(MIN + TTL + 1);

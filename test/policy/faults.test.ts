@@ -148,8 +148,9 @@ describe.each(FAULTS)('%s', (name, reason, fault) => {
     expect(ctx.server.requests).toHaveLength(1 + 2 * per);
     await expectAuthzError(authz.authorize(id, WRITE), 'ERR_POLICY_UNAVAILABLE', 503);
 
-    // Not before the backoff allows it: after a second failure, twice the spacing.
-    ctx.clock.advance(2 * P.minRefreshIntervalMs - 2);
+    // The copy is gone: the first retry comes within minRefreshIntervalMs of the failure (the cold
+    // backoff's first step; jitter drawn at its edge here, so exactly then), never sooner.
+    ctx.clock.set(t0 + STALE_END + P.minRefreshIntervalMs - 1);
     await expectAuthzError(authz.authorize(id, READ), 'ERR_POLICY_UNAVAILABLE', 503);
     expect(ctx.server.requests).toHaveLength(1 + 2 * per);
     // Then another attempt; still failing: 503.
