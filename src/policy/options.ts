@@ -2,8 +2,8 @@
  * Options of the role-policy cache: their documentation, defaults and validation, owned here beside
  * the policy client that uses them (`createAuthorizer` only composes them).
  */
+import { warnFreshness } from '../lib/freshness-options.js';
 import type { OptionChecks } from '../lib/option-checks.js';
-import { warnOnce } from '../lib/warn-once.js';
 import type { HintChannel } from './hints.js';
 
 /** Tuning of the role-policy cache (one entry per application). */
@@ -16,7 +16,15 @@ export interface PolicyOptions {
    * stale-if-error); then 503. Default `300_000` (5 min).
    */
   maxStaleMs?: number;
-  /** Least time (ms) between two fetches of one application's policy that are not needed to answer: revalidation, refetch after a denial, retry after a failure. Default `5_000`. */
+  /**
+   * Least time (ms) between the starts of two fetches of one application's policy that are not
+   * needed to answer: a revalidation, a refetch after a denial or for a hint, a retry while the
+   * cached policy is served. A fetch needed to answer (nothing usable cached) is never held back
+   * by it: with no failure since the last success it starts at once; after a failed one, the first
+   * retry comes within `minRefreshIntervalMs` of the failure (0: on the next request), later ones
+   * back off from `max(minRefreshIntervalMs, 1 s)` — a floor, warned about once when this is set
+   * below 1 s — doubling, at most 30 s. Default: the smaller of `5_000` and `ttlMs`.
+   */
   minRefreshIntervalMs?: number;
   /** Total time (ms) for one policy fetch: connect, headers and body. Default `5_000`. */
   timeoutMs?: number;
@@ -39,6 +47,7 @@ export interface PolicyOptions {
 /** {@link PolicyOptions}, checked and with their defaults. */
 export type ResolvedPolicyOptions = Required<Omit<PolicyOptions, 'hints'>> & { hints: HintChannel | undefined };
 
+/** The defaults; `minRefreshIntervalMs` left unset is the smaller of this one and `ttlMs`. */
 export const DEFAULT_POLICY: Readonly<Required<Omit<PolicyOptions, 'hints'>>> = {
   ttlMs: 60_000,
   maxStaleMs: 300_000,
@@ -48,23 +57,26 @@ export const DEFAULT_POLICY: Readonly<Required<Omit<PolicyOptions, 'hints'>>> = 
   maxBytes: 16_777_216,
 };
 
-/** Validates `policy` and fills in the defaults. Any combination of values is valid. */
+/**
+ * Validates `policy` and fills in the defaults, which adapt to what is set: an unset
+ * `minRefreshIntervalMs` is the smaller of 5 s and `ttlMs`. Any combination of values is valid;
+ * the ones whose promises interact are warned about once (see {@link warnFreshness}).
+ */
 export function resolvePolicyOptions(policy: PolicyOptions | undefined, checks: OptionChecks): ResolvedPolicyOptions {
-  if (policy === undefined) return { ...DEFAULT_POLICY, hints: undefined };
+  const given = policy ?? {};
   const { positiveInt, nonNegativeInt, onlyKnown } = checks;
-  onlyKnown('policy', policy, [...Object.keys(DEFAULT_POLICY), 'hints']);
+  if (policy !== undefined) onlyKnown('policy', policy, [...Object.keys(DEFAULT_POLICY), 'hints']);
+  const ttlMs = positiveInt('policy.ttlMs', given.ttlMs, DEFAULT_POLICY.ttlMs);
   const resolved = {
-    ttlMs: positiveInt('policy.ttlMs', policy.ttlMs, DEFAULT_POLICY.ttlMs),
-    maxStaleMs: nonNegativeInt('policy.maxStaleMs', policy.maxStaleMs, DEFAULT_POLICY.maxStaleMs),
-    minRefreshIntervalMs: nonNegativeInt('policy.minRefreshIntervalMs', policy.minRefreshIntervalMs, DEFAULT_POLICY.minRefreshIntervalMs),
-    timeoutMs: positiveInt('policy.timeoutMs', policy.timeoutMs, DEFAULT_POLICY.timeoutMs),
-    maxApplications: positiveInt('policy.maxApplications', policy.maxApplications, DEFAULT_POLICY.maxApplications),
-    maxBytes: positiveInt('policy.maxBytes', policy.maxBytes, DEFAULT_POLICY.maxBytes),
-    hints: hintChannel(policy.hints, checks),
+    ttlMs,
+    maxStaleMs: nonNegativeInt('policy.maxStaleMs', given.maxStaleMs, DEFAULT_POLICY.maxStaleMs),
+    minRefreshIntervalMs: nonNegativeInt('policy.minRefreshIntervalMs', given.minRefreshIntervalMs, Math.min(DEFAULT_POLICY.minRefreshIntervalMs, ttlMs)),
+    timeoutMs: positiveInt('policy.timeoutMs', given.timeoutMs, DEFAULT_POLICY.timeoutMs),
+    maxApplications: positiveInt('policy.maxApplications', given.maxApplications, DEFAULT_POLICY.maxApplications),
+    maxBytes: positiveInt('policy.maxBytes', given.maxBytes, DEFAULT_POLICY.maxBytes),
+    hints: hintChannel(given.hints, checks),
   };
-  if (resolved.ttlMs < resolved.minRefreshIntervalMs) {
-    warnOnce('IAM_AUTHZ_POLICY_TTL_BELOW_MIN_REFRESH', `createAuthorizer: "policy.ttlMs" (${resolved.ttlMs} ms) is shorter than "policy.minRefreshIntervalMs" (${resolved.minRefreshIntervalMs} ms): a policy is not revalidated more often than every ${resolved.minRefreshIntervalMs} ms`);
-  }
+  warnFreshness('policy', given.minRefreshIntervalMs !== undefined, resolved);
   return resolved;
 }
 
