@@ -5,7 +5,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { AUTHENTICATOR_OPTIONS, resolveAuthenticatorOptions, type AuthenticatorConfig, type AuthenticatorOptions, type JwkSet } from './authenticator/options.js';
-import { DECIDER_OPTIONS, resolveDeciderOptions, type DeciderConfig, type DeciderOptions } from './decider-options.js';
+import { DECIDER_OPTIONS, resolveDeciderOptions, type DeciderConfig, type DeciderOptions } from './decider/options.js';
 import type { JwksOptions } from './jwks/options.js';
 import { authorizerChecks as checks } from './lib/option-checks.js';
 import { lazyProxyAgent } from './lib/undici.js';

@@ -9,8 +9,8 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { resolveAuthenticatorOptions } from '../../src/authenticator/options.js';
 import { createAuthenticator, type Authenticator } from '../../src/authenticator/authenticator.js';
-import { resolveDeciderOptions } from '../../src/decider-options.js';
-import { createDecider } from '../../src/decider.js';
+import { resolveDeciderOptions } from '../../src/decider/options.js';
+import { createDecider } from '../../src/decider/decider.js';
 import { resolveSharedOptions, type SharedRuntime } from '../../src/shared-options.js';
 import { KEY, mint, NOW_MS, startPolicyServer, VEHICLE, type PolicyServer } from '../helpers/index.js';
 
@@ -75,17 +75,17 @@ describe('the arrows point one way', () => {
   test('authorizer.ts composes: it imports no verification, key, policy or engine module, and is short', () => {
     const imports = importsOf('authorizer.ts');
     expect(imports).toContain('./authenticator/authenticator.js');
-    expect(imports).toContain('./decider.js');
+    expect(imports).toContain('./decider/decider.js');
     expect(imports.filter((i) => /^\.\/(token|jwks|policy|engine)\//.test(i))).toStrictEqual([]);
     const lines = readFileSync(new URL('../../src/authorizer.ts', import.meta.url), 'utf8').split('\n').length;
     expect(lines).toBeLessThanOrEqual(130);
   });
 
   test.each([
-    ['authenticator/authenticator.ts', /^\.\.\/(authorizer|options|decider|decider-options|decision-log|policy\/.*|engine\/.*)\.js$/],
-    ['authenticator/options.ts', /^(\.\.\/(authorizer|options|decider|decider-options|policy\/.*)|\.\/authenticator)\.js$/],
-    ['decider.ts', /^\.\/(authorizer|options|authenticator\/.*|token\/.*|jwks\/.*)\.js$/],
-    ['decider-options.ts', /^\.\/(authorizer|options|decider|authenticator\/.*|token\/.*|jwks\/.*)\.js$/],
+    ['authenticator/authenticator.ts', /^\.\.\/(authorizer|options|decider\/.*|policy\/.*|engine\/.*)\.js$/],
+    ['authenticator/options.ts', /^(\.\.\/(authorizer|options|decider\/.*|policy\/.*)|\.\/authenticator)\.js$/],
+    ['decider/decider.ts', /^\.\.\/(authorizer|options|authenticator\/.*|token\/.*|jwks\/.*)\.js$/],
+    ['decider/options.ts', /^(\.\.\/(authorizer|options|authenticator\/.*|token\/.*|jwks\/.*)|\.\/decider)\.js$/],
     ['shared-options.ts', /^\.\/(authorizer|options|authenticator.*|decider.*)\.js$/],
   ])('%s imports nothing above it or beside it', (file, forbidden) => {
     expect(importsOf(file).filter((i) => forbidden.test(i))).toStrictEqual([]);

@@ -3,10 +3,10 @@
  * log — with their documentation, defaults and validation, owned here beside the decider.
  */
 import type { DecisionEvent } from './decision-log.js';
-import { isArray } from './lib/is-array.js';
-import { authorizerChecks as checks } from './lib/option-checks.js';
-import { resolvePolicyOptions, type PolicyOptions, type ResolvedPolicyOptions } from './policy/options.js';
-import type { SharedConfig } from './shared-options.js';
+import { isArray } from '../lib/is-array.js';
+import { authorizerChecks as checks } from '../lib/option-checks.js';
+import { resolvePolicyOptions, type PolicyOptions, type ResolvedPolicyOptions } from '../policy/options.js';
+import type { SharedConfig } from '../shared-options.js';
 
 
 /** The options of `createAuthorizer` that say where the policy is and how decisions are made and logged. */

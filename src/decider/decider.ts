@@ -4,22 +4,22 @@
  * `authorize`, `authorizeMany`, `accessible`, `permissionsFor`, and so every guard and explain —
  * reads the policy through one function, `decide`.
  */
-import type { DeciderConfig } from './decider-options.js';
+import type { DeciderConfig } from './options.js';
 import { createDecisionLog } from './decision-log.js';
-import { authorizeTrace, decisionDenied } from './diagnostics.js';
-import { accessibleValues, namesAny, type AccessibleMap, type AccessibleSelector } from './engine/accessible.js';
-import type { CompiledPolicy } from './engine/compile-policy.js';
-import { collectRoles, decideForRoles, noMatchingReference, type ResourceRef } from './engine/decide.js';
-import { permissionsOf } from './engine/permissions.js';
-import { describeResource, toResourceRef, type ResourceQuery } from './engine/resource.js';
-import { AuthorizerClosedError, PolicyUnavailableError } from './errors.js';
-import { isArray } from './lib/is-array.js';
-import { fresh, settled } from './lib/settled.js';
-import { forLog } from './lib/log-text.js';
-import { listForLog, type Log } from './lib/logger.js';
-import { PolicyClient, type PolicyEntry, type PolicyStatus } from './policy/policy-client.js';
-import type { SharedRuntime } from './shared-options.js';
-import type { AccessibleResource, Caller, Decision, HeldPermission } from './types.js';
+import { authorizeTrace, decisionDenied } from '../diagnostics.js';
+import { accessibleValues, namesAny, type AccessibleMap, type AccessibleSelector } from '../engine/accessible.js';
+import type { CompiledPolicy } from '../engine/compile-policy.js';
+import { collectRoles, decideForRoles, noMatchingReference, type ResourceRef } from '../engine/decide.js';
+import { permissionsOf } from '../engine/permissions.js';
+import { describeResource, toResourceRef, type ResourceQuery } from '../engine/resource.js';
+import { AuthorizerClosedError, PolicyUnavailableError } from '../errors.js';
+import { isArray } from '../lib/is-array.js';
+import { fresh, settled } from '../lib/settled.js';
+import { forLog } from '../lib/log-text.js';
+import { listForLog, type Log } from '../lib/logger.js';
+import { PolicyClient, type PolicyEntry, type PolicyStatus } from '../policy/policy-client.js';
+import type { SharedRuntime } from '../shared-options.js';
+import type { AccessibleResource, Caller, Decision, HeldPermission } from '../types.js';
 
 /** What `authorize` is asked: may the caller hold `permission` of `service` on `resource`? */
 export interface AuthorizeQuery {
