@@ -4,7 +4,8 @@
  */
 import { createAuthenticator } from './authenticator/authenticator.js';
 import type { Authorizer, ReadyOptions, ReadyReport } from './authorizer-types.js';
-import { createDecider, type AccessibleQuery, type AuthorizeQuery, type PermissionsQuery } from './decider/decider.js';
+import { createDecider } from './decider/decider.js';
+import type { AccessibleQuery, AuthorizeQuery, PermissionsQuery } from './decider/queries.js';
 import { AuthorizerClosedError, IamAuthzError, PermissionDeniedError } from './errors.js';
 import { logged } from './lib/logger.js';
 import { refuseNulls } from './lib/option-checks.js';

@@ -11,7 +11,7 @@ import { accessibleValues, namesAny, type AccessibleMap, type AccessibleSelector
 import type { CompiledPolicy } from '../engine/compile-policy.js';
 import { collectRoles, decideForRoles, noMatchingReference, type ResourceRef } from '../engine/decide.js';
 import { permissionsOf } from '../engine/permissions.js';
-import { describeResource, toResourceRef, type ResourceQuery } from '../engine/resource.js';
+import { describeResource, toResourceRef } from '../engine/resource.js';
 import { AuthorizerClosedError, PolicyUnavailableError } from '../errors.js';
 import { isArray } from '../lib/is-array.js';
 import { fresh, settled } from '../lib/settled.js';
@@ -19,41 +19,8 @@ import { forLog } from '../lib/log-text.js';
 import { listForLog, type Log } from '../lib/logger.js';
 import { PolicyClient, type PolicyEntry, type PolicyStatus } from '../policy/policy-client.js';
 import type { SharedRuntime } from '../shared-options.js';
+import { checkCaller, checkQuery, selectorOf, type AccessibleQuery, type AuthorizeQuery, type PermissionsQuery } from './queries.js';
 import type { AccessibleResource, Caller, Decision, HeldPermission } from '../types.js';
-
-/** What `authorize` is asked: may the caller hold `permission` of `service` on `resource`? */
-export interface AuthorizeQuery {
-  /** The consuming service's key (`serviceDefinitionKey` in the policy), e.g. `vehicle-service`. */
-  readonly service: string;
-  /** The permission key, e.g. `WRITE`. */
-  readonly permission: string;
-  /** `{ type, value }` for a custom reference `TYPE=value`, or `{ node }` for a node id. */
-  readonly resource: ResourceQuery;
-  /** Only labels the decision event: a denial under `'report'` is logged with `shadow: true`. `authorize` never enforces. Default `'enforce'`. */
-  readonly mode?: 'enforce' | 'report' | undefined;
-}
-
-/** What `accessible` is asked: on which resources of a kind may the caller hold `permission` of `service`? */
-export interface AccessibleQuery {
-  /** The consuming service's key, e.g. `vehicle-service`. */
-  readonly service: string;
-  /** The permission key, e.g. `READ`. */
-  readonly permission: string;
-  /** List the values of custom references of this type (`VIN` → the `x` of every `VIN=x`). Give this or `node`. */
-  readonly type?: string;
-  /** `true`: list node ids (`ars[].n`) instead. */
-  readonly node?: boolean;
-  /** Return `{ value, roles }` (the granting roles per value) instead of bare values. Default `false`. */
-  readonly explain?: boolean;
-}
-
-/** What `permissionsFor` is asked: which permissions of `service` does the caller hold on `resource`? */
-export interface PermissionsQuery {
-  /** The consuming service's key. */
-  readonly service: string;
-  /** `{ type, value }` or `{ node }`, as in {@link AuthorizeQuery}. */
-  readonly resource: ResourceQuery;
-}
 
 export interface Decider {
   /** The `mode` option. */
@@ -346,13 +313,6 @@ function namedWithRoles(ars: Caller['claims']['ars'], selector: AccessibleSelect
   return values.size;
 }
 
-/** A token string (or anything but an identity) where the identity belongs: say what to pass, never echo it. */
-function checkCaller(where: string, identity: unknown): void {
-  const claims = typeof identity === 'object' && identity !== null ? (identity as { claims?: unknown }).claims : undefined;
-  if (typeof claims === 'object' && claims !== null) return;
-  throw new TypeError(`${where}: pass the identity that authenticate() returned${typeof identity === 'string' ? ', not a token string' : ''}`);
-}
-
 /**
  * One `debug` line per denial: enough to tell a typo from a real denial — the token's roles on the
  * reference and the roles of the cached policy that grant the permission (computed only here, with
@@ -377,28 +337,8 @@ function logDenial(log: Log, identity: Caller, query: AuthorizeQuery, decision: 
   );
 }
 
-/** A query's service and permission are a programming matter: a `TypeError`, not a denial. */
-function checkQuery(where: string, query: { service?: unknown; permission?: unknown; mode?: unknown } | null | undefined): void {
-  if (typeof query !== 'object' || query === null) throw new TypeError(`${where}: expects { service, permission, … }`);
-  if (typeof query.service !== 'string' || query.service.length === 0) throw new TypeError(`${where}: "service" must be a non-empty string`);
-  if (typeof query.permission !== 'string' || query.permission.length === 0) throw new TypeError(`${where}: "permission" must be a non-empty string`);
-  const { mode } = query;
-  if (mode !== undefined && mode !== 'enforce' && mode !== 'report') throw new TypeError(`${where}: "mode" must be 'enforce' or 'report' (or left out)`);
-}
-
 function invalidResource(query: AuthorizeQuery): Decision {
   return { granted: false, reference: describeResource(query.resource), roles: [], changeId: undefined, reason: 'INVALID_RESOURCE' };
-}
-
-function selectorOf(query: AccessibleQuery): AccessibleSelector {
-  if (query.node !== undefined && typeof query.node !== 'boolean') throw new TypeError('accessible: "node" must be a boolean');
-  if (query.node && query.type === undefined) return { field: 'n', prefix: undefined };
-  const { type } = query;
-  if (query.node) throw new TypeError('accessible: give either "type" or "node: true"');
-  if (typeof type !== 'string' || type.length === 0 || type.includes('=')) {
-    throw new TypeError('accessible: "type" must be a reference type (a non-empty string without "="), or give "node: true"');
-  }
-  return { field: 'c', prefix: `${type}=` };
 }
 
 function deniedEvent(identity: Caller, query: AuthorizeQuery, decision: Decision): Decision {
