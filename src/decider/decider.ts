@@ -6,19 +6,18 @@
  */
 import type { DeciderConfig } from './options.js';
 import { createDecisionLog } from './decision-log.js';
-import { authorizeTrace, decisionDenied } from '../diagnostics.js';
+import { authorizeTrace } from '../diagnostics.js';
 import { accessibleValues, namesAny, type AccessibleMap, type AccessibleSelector } from '../engine/accessible.js';
 import type { CompiledPolicy } from '../engine/compile-policy.js';
 import { collectRoles, decideForRoles, noMatchingReference, type ResourceRef } from '../engine/decide.js';
 import { permissionsOf } from '../engine/permissions.js';
-import { describeResource, toResourceRef } from '../engine/resource.js';
+import { toResourceRef } from '../engine/resource.js';
 import { AuthorizerClosedError, PolicyUnavailableError } from '../errors.js';
 import { isArray } from '../lib/is-array.js';
 import { fresh, settled } from '../lib/settled.js';
-import { forLog } from '../lib/log-text.js';
-import { listForLog, type Log } from '../lib/logger.js';
 import { PolicyClient, type PolicyEntry, type PolicyStatus } from '../policy/policy-client.js';
 import type { SharedRuntime } from '../shared-options.js';
+import { deniedEvent, invalidResource, logDenial } from './denials.js';
 import { checkCaller, checkQuery, selectorOf, type AccessibleQuery, type AuthorizeQuery, type PermissionsQuery } from './queries.js';
 import type { AccessibleResource, Caller, Decision, HeldPermission } from '../types.js';
 
@@ -311,50 +310,6 @@ function namedWithRoles(ars: Caller['claims']['ars'], selector: AccessibleSelect
     }
   }
   return values.size;
-}
-
-/**
- * One `debug` line per denial: enough to tell a typo from a real denial — the token's roles on the
- * reference and the roles of the cached policy that grant the permission (computed only here, with
- * a logger, on the denial path). The message shows the caller's values escaped and cut; the fields
- * keep them as they are.
- */
-function logDenial(log: Log, identity: Caller, query: AuthorizeQuery, decision: Decision, policy: CompiledPolicy | undefined): void {
-  const { service, permission } = query;
-  let granting: string[] | undefined;
-  // The policy that decided, or, when none was asked (no role on the reference), the cached one.
-  if (policy && (decision.changeId === undefined || policy.changeId === decision.changeId)) {
-    granting = [];
-    for (const [role, services] of policy.roles) if (services.get(service)?.has(permission) === true) granting.push(role);
-  }
-  const { app, sub } = identity.claims;
-  const shadow = query.mode === 'report' ? ' (report mode: let through)' : '';
-  log.debug(
-    { event: 'iam-authz.denied', code: 'ERR_PERMISSION_DENIED', reason: decision.reason, service, permission, reference: decision.reference, roles: decision.roles, grantingRoles: granting, changeId: decision.changeId, app, sub, mode: query.mode },
-    `ERR_PERMISSION_DENIED: ${decision.reason}: ${forLog(service)} ${forLog(permission)} on ${forLog(decision.reference)} for ${forLog(sub)} of application ${forLog(app)}${shadow}; `
-      + `the token's roles on it: ${listForLog(decision.roles)}; `
-      + (granting ? `roles that would grant it: ${listForLog(granting)} (policy ${forLog(policy?.changeId ?? '')})` : 'roles that would grant it: unknown (no fresh policy cached)'),
-  );
-}
-
-function invalidResource(query: AuthorizeQuery): Decision {
-  return { granted: false, reference: describeResource(query.resource), roles: [], changeId: undefined, reason: 'INVALID_RESOURCE' };
-}
-
-function deniedEvent(identity: Caller, query: AuthorizeQuery, decision: Decision): Decision {
-  if (decisionDenied.hasSubscribers) {
-    decisionDenied.publish({
-      service: query.service,
-      permission: query.permission,
-      reference: decision.reference,
-      reason: decision.reason,
-      roles: decision.roles,
-      changeId: decision.changeId,
-      sub: identity.claims.sub,
-      app: identity.claims.app,
-    });
-  }
-  return decision;
 }
 
 /** One remembered grant; the fields say which question, caller and policy it answers. */
