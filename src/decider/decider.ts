@@ -7,10 +7,9 @@
 import type { DeciderConfig } from './options.js';
 import { createDecisionLog } from './decision-log.js';
 import { authorizeTrace } from '../diagnostics.js';
-import { accessibleValues, namesAny, type AccessibleMap, type AccessibleSelector } from '../engine/accessible.js';
+import { namesAny } from '../engine/accessible.js';
 import type { CompiledPolicy } from '../engine/compile-policy.js';
-import { collectRoles, decideForRoles, noMatchingReference, type ResourceRef } from '../engine/decide.js';
-import { permissionsOf } from '../engine/permissions.js';
+import { collectRoles, noMatchingReference } from '../engine/decide.js';
 import { toResourceRef } from '../engine/resource.js';
 import { AuthorizerClosedError, PolicyUnavailableError } from '../errors.js';
 import { isArray } from '../lib/is-array.js';
@@ -18,6 +17,7 @@ import { fresh, settled } from '../lib/settled.js';
 import { PolicyClient, type PolicyEntry, type PolicyStatus } from '../policy/policy-client.js';
 import type { SharedRuntime } from '../shared-options.js';
 import { deniedEvent, invalidResource, logDenial } from './denials.js';
+import { HELD, LIST, MANY, namedWithRoles, ONE, type DecisionStep, type Prepared } from './steps.js';
 import { checkCaller, checkQuery, selectorOf, type AccessibleQuery, type AuthorizeQuery, type PermissionsQuery } from './queries.js';
 import type { AccessibleResource, Caller, Decision, HeldPermission } from '../types.js';
 
@@ -257,59 +257,6 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
       for (const client of policyClients.values()) client.close();
     },
   };
-}
-
-/** How one entry point reads a policy: its evaluation, and whether the result denies something. */
-interface DecisionStep<A, T> {
-  /** The answer under `policy`; `previous` is the answer under the policy before a refetch. */
-  evaluate(args: A, policy: CompiledPolicy | undefined, previous: T | undefined): T;
-  /** Whether `result` denies something that a fresher policy might grant. */
-  denies(args: A, result: T): boolean;
-}
-
-interface OneQuery { roles: string[]; reference: string; service: string; permission: string }
-interface Prepared { query: AuthorizeQuery; resource: ResourceRef | undefined; roles: string[] }
-interface ListQuery { ars: Caller['claims']['ars']; selector: AccessibleSelector; service: string; permission: string; named: number }
-
-const ONE: DecisionStep<OneQuery, Decision> = {
-  evaluate: (q, policy) => decideForRoles(q.roles, q.reference, q.service, q.permission, policy as CompiledPolicy),
-  denies: (_q, decision) => !decision.granted,
-};
-
-const MANY: DecisionStep<Prepared[], Decision[]> = {
-  evaluate: (prepared, policy, previous) => prepared.map(({ query, resource, roles }, i) => {
-    // After a refetch, a grant stands and a query without roles needs no second look.
-    if (previous?.[i]?.granted === true || (previous && roles.length === 0)) return previous[i] as Decision;
-    if (!resource) return invalidResource(query);
-    if (roles.length === 0 || !policy) return noMatchingReference(resource.reference, undefined);
-    return decideForRoles(roles, resource.reference, query.service, query.permission, policy);
-  }),
-  denies: (prepared, decisions) => decisions.some((d, i) => !d.granted && (prepared[i] as Prepared).roles.length > 0),
-};
-
-const LIST: DecisionStep<ListQuery, AccessibleMap> = {
-  evaluate: (q, policy) => accessibleValues(q.ars, q.selector, q.service, q.permission, policy as CompiledPolicy),
-  // A value the token holds roles on that is not listed is a denial, as `authorize` would see it.
-  denies: (q, found) => found.size < q.named,
-};
-
-const HELD: DecisionStep<{ roles: string[]; service: string }, HeldPermission[]> = {
-  evaluate: (q, policy) => permissionsOf(q.roles, q.service, policy as CompiledPolicy),
-  // Which permissions the service has is not known here: any answer may lack a new grant.
-  denies: () => true,
-};
-
-/** How many distinct values of the selected kind the token holds at least one role on. */
-function namedWithRoles(ars: Caller['claims']['ars'], selector: AccessibleSelector): number {
-  const { field, prefix } = selector;
-  const values = new Set<string>();
-  for (const entry of ars) {
-    if (entry.r.length === 0) continue;
-    for (const ref of entry[field]) {
-      if (prefix === undefined ? ref.length > 0 : ref.length > prefix.length && ref.startsWith(prefix)) values.add(ref);
-    }
-  }
-  return values.size;
 }
 
 /** One remembered grant; the fields say which question, caller and policy it answers. */
