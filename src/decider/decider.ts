@@ -1,26 +1,27 @@
 /**
  * The decider: a verified caller and a query in, a decision out. It owns the policy clients (one per
- * issuer), the permission engine's use, the decision log and the default mode. Every entry point —
- * `authorize`, `authorizeMany`, `accessible`, `permissionsFor`, and so every guard and explain —
- * reads the policy through one function, `decide`.
+ * issuer, `policies.ts`), the permission engine's use (`steps.ts`), the grant memo, the decision log
+ * and the default mode. Every entry point — `authorize`, `authorizeMany`, `accessible`,
+ * `permissionsFor`, and so every guard and explain — reads the policy through one function, `decide`.
  */
-import type { DeciderConfig } from './options.js';
-import { createDecisionLog } from './decision-log.js';
 import { authorizeTrace } from '../diagnostics.js';
 import { namesAny } from '../engine/accessible.js';
 import type { CompiledPolicy } from '../engine/compile-policy.js';
 import { collectRoles, noMatchingReference } from '../engine/decide.js';
 import { toResourceRef } from '../engine/resource.js';
-import { AuthorizerClosedError, PolicyUnavailableError } from '../errors.js';
+import { AuthorizerClosedError } from '../errors.js';
 import { isArray } from '../lib/is-array.js';
 import { fresh } from '../lib/settled.js';
-import { PolicyClient, type PolicyEntry, type PolicyStatus } from '../policy/policy-client.js';
+import type { PolicyClient, PolicyEntry } from '../policy/policy-client.js';
 import type { SharedRuntime } from '../shared-options.js';
-import { deeplyFrozen, GrantMemo } from './grant-memo.js';
-import { deniedEvent, invalidResource, logDenial } from './denials.js';
-import { HELD, LIST, MANY, namedWithRoles, ONE, type DecisionStep, type Prepared } from './steps.js';
-import { checkCaller, checkQuery, selectorOf, type AccessibleQuery, type AuthorizeQuery, type PermissionsQuery } from './queries.js';
 import type { AccessibleResource, Caller, Decision, HeldPermission } from '../types.js';
+import { createDecisionLog } from './decision-log.js';
+import { deniedEvent, invalidResource, logDenial } from './denials.js';
+import { deeplyFrozen, GrantMemo } from './grant-memo.js';
+import type { DeciderConfig } from './options.js';
+import { createPolicies, type PoliciesStatus } from './policies.js';
+import { checkCaller, checkQuery, selectorOf, type AccessibleQuery, type AuthorizeQuery, type PermissionsQuery } from './queries.js';
+import { HELD, LIST, MANY, namedWithRoles, ONE, type DecisionStep, type Prepared } from './steps.js';
 
 export interface Decider {
   /** The `mode` option. */
@@ -35,7 +36,7 @@ export interface Decider {
    */
   readonly warm: (applications: unknown, accepted: ReadonlySet<string> | undefined) => ReadonlyMap<string, Promise<unknown>>;
   /** Where each issuer's cached policies stand, and whether the hint channel is connected (`null`: no channel). Does no I/O. */
-  readonly status: () => { applications: Record<string, Record<string, PolicyStatus>>; hints: { connected: boolean } | null };
+  readonly status: () => PoliciesStatus;
   /** Refuses every later call, and releases the policy clients. */
   readonly close: () => void;
 }
@@ -52,29 +53,15 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
   };
   let closed = false;
 
-  // One policy client per issuer: a policy fetched from one IAM never decides another's token.
-  const policyClients = new Map([...config.policyUrls].map(([issuer, url]) => [issuer, new PolicyClient({
-    url,
-    dispatcher: shared.dispatcher,
-    policyToken: config.policyToken,
-    now,
-    ...config.policy,
-    issuer,
-    log: shared.log,
-    onDropped: dropped,
-  })]));
+  // One policy client per issuer; each tells `dropped` of every policy it lets go of.
+  const policies = createPolicies(config, shared, dropped);
+  const { clients: policyClients, clientOf } = policies;
 
   /** A policy the cache let go of: no grant memo slot, and (evicted) no inventory state keeps it. */
   function dropped(policy: CompiledPolicy, reason: 'replaced' | 'evicted'): void {
     grants.forget(policy);
     if (lastInForce === policy) lastInForce = undefined;
     if (reason === 'evicted') onPolicyDropped?.(policy);
-  }
-
-  function clientOf(identity: Caller): PolicyClient {
-    const client = policyClients.get(identity.claims.iss);
-    if (!client) throw new PolicyUnavailableError('no policy API configured for the token\'s issuer: set "baseUrl" or "policyUrl"');
-    return client;
   }
 
   /**
@@ -223,39 +210,17 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
     return decide(identity, { roles, service: query.service }, HELD);
   }
 
-  /** Throws at once (not in the promise) so that a misuse starts no fetch of keys either. */
-  function warm(requested: unknown, accepted: ReadonlySet<string> | undefined): ReadonlyMap<string, Promise<unknown>> {
-    // By default, the accepted applications' policies when they can be fetched without a caller.
-    const applications = requested ?? (config.policyToken && accepted ? [...accepted] : []);
-    if (!Array.isArray(applications) || !applications.every((a): a is string => typeof a === 'string' && a.length > 0)) {
-      throw new TypeError('ready: "applications" must be an array of non-empty application ids');
-    }
-    if (applications.length > 0 && (policyClients.size === 0 || !config.policyToken)) {
-      throw new TypeError('ready: "applications" needs the "policyToken" option (and a policy API): the policy is otherwise fetched with each caller\'s token');
-    }
-    const foreign = accepted ? applications.find((a) => !accepted.has(a)) : undefined;
-    if (foreign !== undefined) throw new TypeError(`ready: "applications" lists ${JSON.stringify(foreign)}, which the "applications" option does not accept`);
-    // With policyToken the caller token is not sent; '' only keys the (unused) refusal memory.
-    return new Map([...policyClients].map(([issuer, client]) => [issuer, Promise.all(applications.map((app) => client.get(app, '')))]));
-  }
-
   return {
     mode: config.mode,
     authorize,
     authorizeMany,
     accessible,
     permissionsFor,
-    warm,
-    status() {
-      const applications: Record<string, Record<string, PolicyStatus>> = {};
-      for (const [issuer, client] of policyClients) applications[issuer] = client.status();
-      // Connected when every issuer's client receives hints now (a channel without `connected` is).
-      const hints = config.policy.hints === undefined ? null : { connected: [...policyClients.values()].every((client) => client.hintsConnected() !== false) };
-      return { applications, hints };
-    },
+    warm: policies.warm,
+    status: policies.status,
     close() {
       closed = true;
-      for (const client of policyClients.values()) client.close();
+      policies.close();
     },
   };
 }
