@@ -1,5 +1,5 @@
 /** The public shape of an authorizer: what {@link createAuthorizer} returns, and what `ready()` takes. */
-import type { AccessibleQuery, AuthorizeQuery, PermissionsQuery } from './decider.js';
+import type { AccessibleQuery, AuthorizeQuery, PermissionsQuery } from './decider/queries.js';
 import type { InventoryEntry, UngrantedPermission } from './inventory.js';
 import type { AccessibleResource, Caller, Decision, HeldPermission, Identity } from './types.js';
 

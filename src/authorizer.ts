@@ -2,9 +2,10 @@
  * `createAuthorizer`: composes an authenticator (token → identity) and a decider (identity + query
  * → decision), each built from its own options. Nothing here verifies a token or reads a policy.
  */
-import { createAuthenticator } from './authenticator.js';
+import { createAuthenticator } from './authenticator/authenticator.js';
 import type { Authorizer, ReadyOptions, ReadyReport } from './authorizer-types.js';
-import { createDecider, type AccessibleQuery, type AuthorizeQuery, type PermissionsQuery } from './decider.js';
+import { createDecider } from './decider/decider.js';
+import type { AccessibleQuery, AuthorizeQuery, PermissionsQuery } from './decider/queries.js';
 import { AuthorizerClosedError, IamAuthzError, PermissionDeniedError } from './errors.js';
 import { logged } from './lib/logger.js';
 import { refuseNulls } from './lib/option-checks.js';

@@ -1,5 +1,5 @@
 /** iam-authz: verify IAM access tokens and decide per route whether the caller holds a permission. */
-export type { DecisionEvent } from './decision-log.js';
+export type { DecisionEvent } from './decider/decision-log.js';
 export { createAuthorizer, type Authorizer, type AuthorizeQuery, type AccessibleQuery, type PermissionsQuery, type ReadyOptions, type ReadyReport, type AuthorizerStatus, type CacheStatus } from './authorizer.js';
 export type { InventoryEntry, InventoryRoute, UngrantedPermission } from './inventory.js';
 export type { Decision, DecisionReason } from './types.js';

@@ -4,12 +4,13 @@
  * own resolver. Every option is checked once, at construction, with a `TypeError` that names it.
  */
 import type { Dispatcher } from 'undici';
-import { AUTHENTICATOR_OPTIONS, resolveAuthenticatorOptions, type AuthenticatorConfig, type AuthenticatorOptions, type JwkSet } from './authenticator-options.js';
-import { DECIDER_OPTIONS, resolveDeciderOptions, type DeciderConfig, type DeciderOptions } from './decider-options.js';
+import { AUTHENTICATOR_OPTIONS, resolveAuthenticatorOptions, type AuthenticatorConfig, type AuthenticatorOptions, type JwkSet } from './authenticator/options.js';
+import { DECIDER_OPTIONS, resolveDeciderOptions, type DeciderConfig, type DeciderOptions } from './decider/options.js';
 import type { JwksOptions } from './jwks/options.js';
+import { authorizerChecks as checks } from './lib/option-checks.js';
 import { lazyProxyAgent } from './lib/undici.js';
 import type { PolicyOptions } from './policy/options.js';
-import { checks, resolveSharedOptions, SHARED_OPTIONS, type SharedOptions, type SharedRuntime } from './shared-options.js';
+import { resolveSharedOptions, SHARED_OPTIONS, type SharedOptions, type SharedRuntime } from './shared-options.js';
 import type { TokenCacheOptions } from './token/cache-options.js';
 
 export type { JwksOptions, JwkSet, PolicyOptions, TokenCacheOptions };

@@ -6,10 +6,7 @@
 import type { Dispatcher } from 'undici';
 import { isArray } from './lib/is-array.js';
 import { consoleLogger, createLog, debugRequested, isLogger, type Log, type Logger } from './lib/logger.js';
-import { optionChecks, type OptionChecks } from './lib/option-checks.js';
-
-/** The checks of every component of the authorizer: their `TypeError`s start `createAuthorizer:`, the name users call. */
-export const checks: OptionChecks = optionChecks('createAuthorizer');
+import { authorizerChecks as checks } from './lib/option-checks.js';
 
 /** The options of {@link AuthorizerOptions} that both the authenticator and the decider read. */
 export interface SharedOptions {
@@ -85,39 +82,4 @@ export function resolveSharedOptions(options: SharedOptions): SharedConfig {
   const logger = options.logger ?? (debugRequested(env) ? consoleLogger : undefined);
   const log = logger === undefined ? undefined : createLog(logger, now);
   return { baseUrl, issuers: [...new Set(issuers as string[])], now, log };
-}
-
-/** A non-empty array of non-empty strings, or `fallback` when `undefined`. */
-export function stringList(name: string, value: unknown, fallback: readonly string[]): string[] {
-  if (value === undefined) return [...fallback];
-  if (!Array.isArray(value) || value.length === 0 || !value.every((v) => typeof v === 'string' && v.length > 0)) {
-    checks.fail(`"${name}" must be a non-empty array of non-empty strings`);
-  }
-  return [...(value as string[])];
-}
-
-/**
- * issuer → URL for an option that is a URL (a single issuer) or a map from issuer to URL (the
- * `jwksUri` and `policyUrl` options): a map may name only accepted issuers; an issuer it does not
- * name gets `fallback(issuer)`, or no URL when that is `undefined`.
- */
-export function perIssuerUrls(name: string, issuers: readonly string[], option: unknown, fallback: (issuer: string) => string | undefined): Map<string, string> {
-  const urls = new Map<string, string>();
-  if (typeof option === 'string') {
-    if (issuers.length > 1) checks.fail(`with several issuers, "${name}" must map each issuer to its URL`);
-    urls.set(issuers[0] as string, checks.httpUrl(name, option));
-    return urls;
-  }
-  if (option !== undefined && (typeof option !== 'object' || option === null || isArray(option))) {
-    checks.fail(`"${name}" must be a URL or a map from issuer to URL`);
-  }
-  const map = (option ?? {}) as Record<string, unknown>;
-  for (const key of Object.keys(map)) {
-    if (!issuers.includes(key)) checks.fail(`"${name}" names "${key}", which is not an accepted issuer`);
-  }
-  for (const issuer of issuers) {
-    const url = Object.hasOwn(map, issuer) ? checks.httpUrl(`${name}["${issuer}"]`, map[issuer]) : fallback(issuer);
-    if (url !== undefined) urls.set(issuer, url);
-  }
-  return urls;
 }

@@ -2,18 +2,18 @@
  * The authenticator: an `Authorization` header in, a verified {@link Identity} out. It owns the key
  * sets (one local set, or a remote set per issuer), the verifier and the verified-token cache.
  */
-import type { AuthenticatorConfig } from './authenticator-options.js';
-import { authenticateFailed, authenticateTrace, tokenCacheHit } from './diagnostics.js';
-import { AuthorizerClosedError, IamAuthzError, TokenInvalidError } from './errors.js';
-import { StaticKeySet, type KeySet } from './jwks/key-set.js';
-import { RemoteKeySet, type KeySetStatus } from './jwks/remote-key-set.js';
-import type { SharedRuntime } from './shared-options.js';
-import { quotedForLog } from './lib/log-text.js';
-import { fresh, settled } from './lib/settled.js';
-import { extractBearer } from './token/extract.js';
-import { TokenCache, type CacheEntry } from './token/token-cache.js';
-import { TokenVerifier } from './token/verify-token.js';
-import type { Identity } from './types.js';
+import type { AuthenticatorConfig } from './options.js';
+import { authenticateFailed, authenticateTrace, tokenCacheHit } from '../diagnostics.js';
+import { AuthorizerClosedError, IamAuthzError, TokenInvalidError } from '../errors.js';
+import { StaticKeySet, type KeySet } from '../jwks/key-set.js';
+import { RemoteKeySet, type KeySetStatus } from '../jwks/remote-key-set.js';
+import type { SharedRuntime } from '../shared-options.js';
+import { quotedForLog } from '../lib/log-text.js';
+import { fresh, settled } from '../lib/settled.js';
+import { extractBearer } from '../token/extract.js';
+import { TokenCache, type CacheEntry } from '../token/token-cache.js';
+import { TokenVerifier } from '../token/verify-token.js';
+import type { Identity } from '../types.js';
 
 export interface Authenticator {
   /** Verifies `Bearer <token>`: the identity, or a 401 (bad token) / 503 (no keys) `IamAuthzError`. */

@@ -3,9 +3,10 @@
  * log — with their documentation, defaults and validation, owned here beside the decider.
  */
 import type { DecisionEvent } from './decision-log.js';
-import { isArray } from './lib/is-array.js';
-import { resolvePolicyOptions, type PolicyOptions, type ResolvedPolicyOptions } from './policy/options.js';
-import { checks, perIssuerUrls, type SharedConfig } from './shared-options.js';
+import { isArray } from '../lib/is-array.js';
+import { authorizerChecks as checks } from '../lib/option-checks.js';
+import { resolvePolicyOptions, type PolicyOptions, type ResolvedPolicyOptions } from '../policy/options.js';
+import type { SharedConfig } from '../shared-options.js';
 
 
 /** The options of `createAuthorizer` that say where the policy is and how decisions are made and logged. */
@@ -79,7 +80,7 @@ const ISSUER_PATH = '/authentication/v1';
  * issuer's URL, so that a policy from one IAM cannot decide the token of another.
  */
 function resolvePolicyUrls(issuers: readonly string[], baseUrl: string | undefined, option: unknown): Map<string, string> {
-  return perIssuerUrls('policyUrl', issuers, option, (issuer) => {
+  return checks.perIssuerUrls('policyUrl', issuers, option, (issuer) => {
     if (baseUrl !== undefined && (issuers.length === 1 || issuer === `${baseUrl}${ISSUER_PATH}`)) return `${baseUrl}/policy/v1/roles`;
     if (issuer.endsWith(ISSUER_PATH) && isHttpUrl(issuer)) return `${issuer.slice(0, -ISSUER_PATH.length)}/policy/v1/roles`;
     return undefined;

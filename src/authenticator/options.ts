@@ -2,14 +2,15 @@
  * The authenticator's options — where the keys are, which tokens are accepted, the token cache —
  * with their documentation, defaults and validation, owned here beside the authenticator.
  */
-import { isJwkSetLike } from './jwks/import-jwks.js';
-import { resolveJwksOptions, type JwksOptions } from './jwks/options.js';
-import { warnOnce } from './lib/warn-once.js';
-import { checks, perIssuerUrls, stringList, type SharedConfig } from './shared-options.js';
-import { resolveTokenCacheOptions, type TokenCacheOptions } from './token/cache-options.js';
-import { isSupportedAlgorithm } from './token/signature.js';
+import { isJwkSetLike } from '../jwks/import-jwks.js';
+import { resolveJwksOptions, type JwksOptions } from '../jwks/options.js';
+import { authorizerChecks as checks } from '../lib/option-checks.js';
+import { warnOnce } from '../lib/warn-once.js';
+import type { SharedConfig } from '../shared-options.js';
+import { resolveTokenCacheOptions, type TokenCacheOptions } from '../token/cache-options.js';
+import { isSupportedAlgorithm } from '../token/signature.js';
 
-const { positiveInt, onlyKnown } = checks;
+const { positiveInt, onlyKnown, perIssuerUrls, stringList } = checks;
 
 /** A JWK Set given inline: no network is used for keys. */
 export interface JwkSet {

@@ -3,9 +3,9 @@
  * `iam-authz:decision` diagnostics channel — built only when someone listens. Grants may be
  * sampled; denials are always logged. Never carries the token.
  */
-import { decision as decisionChannel } from './diagnostics.js';
-import { warnOnce } from './lib/warn-once.js';
-import type { Caller, Decision } from './types.js';
+import { decision as decisionChannel } from '../diagnostics.js';
+import { warnOnce } from '../lib/warn-once.js';
+import type { Caller, Decision } from '../types.js';
 
 /** One permission check, as logged. */
 export interface DecisionEvent {
