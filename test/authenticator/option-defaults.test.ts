@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
 import { resolveJwksOptions } from '../../src/jwks/options.js';
 import { resolvePolicyOptions } from '../../src/policy/options.js';
-import { checks } from '../../src/shared-options.js';
+import { authorizerChecks as checks } from '../../src/lib/option-checks.js';
 import { KEY, mint, NOW_MS } from '../helpers/index.js';
 import { BASE } from '../token/support.js';
 

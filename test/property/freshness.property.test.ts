@@ -15,7 +15,7 @@ import { channels, createAuthorizer, type HintChannel, type PolicyHint, type Pol
 import { resolveJwksOptions } from '../../src/jwks/options.js';
 import { RemoteKeySet } from '../../src/jwks/remote-key-set.js';
 import { resolvePolicyOptions } from '../../src/policy/options.js';
-import { checks } from '../../src/shared-options.js';
+import { authorizerChecks as checks } from '../../src/lib/option-checks.js';
 import { Clock, NOW_MS } from '../helpers/clock.js';
 import { json, startLoopback, type Loopback } from '../helpers/loopback.js';
 import { examplePolicy, servePolicy } from '../helpers/policy-server.js';
