@@ -25,7 +25,7 @@
  * (1, 2) use `measureServer` (bench/http/harness.ts): each server in its own process, autocannon in
  * this one, a warm-up load before every measured load.
  *
- * `--check` compares each median with `bench/baseline.json` and prints PASS or REGRESSED (a drop of
+ * `--check` compares each median with `bench/ceiling/baseline.json` and prints PASS or REGRESSED (a drop of
  * more than 10 %). Exit status: 1 on a regression, except when `CI=true` and `BENCH_CHECK_STRICT` is
  * unset (report mode: always 0). `--write-baseline` writes the medians of this run to the baseline.
  */
@@ -87,7 +87,7 @@ const parts = (values.parts ?? 'micro,http').split(',');
 const frameworks = values.frameworks.split(',');
 for (const f of frameworks) if (f !== 'fastify' && f !== 'express') throw new TypeError(`--frameworks: unknown framework ${f}`);
 
-const BASELINE = fileURLToPath(new URL('../baseline.json', import.meta.url));
+const BASELINE = fileURLToPath(new URL('./baseline.json', import.meta.url));
 /** A ratio more than this far below its baseline is a regression. */
 const TOLERANCE = 0.1;
 
@@ -360,6 +360,6 @@ if (values['write-baseline']) {
 }
 if (check) {
   const reportOnly = process.env.CI === 'true' && !process.env.BENCH_CHECK_STRICT;
-  console.log(`\n${regressed === 0 ? 'PASS' : `REGRESSED: ${regressed} figure(s) more than ${TOLERANCE * 100} % below bench/baseline.json (per CPU-s)`}${reportOnly && regressed > 0 ? ' (report mode: CI=true without BENCH_CHECK_STRICT, exit 0)' : ''}`);
+  console.log(`\n${regressed === 0 ? 'PASS' : `REGRESSED: ${regressed} figure(s) more than ${TOLERANCE * 100} % below bench/ceiling/baseline.json (per CPU-s)`}${reportOnly && regressed > 0 ? ' (report mode: CI=true without BENCH_CHECK_STRICT, exit 0)' : ''}`);
   if (regressed > 0 && !reportOnly) process.exitCode = 1;
 }

@@ -15,13 +15,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { createAuthorizer, type Authorizer } from '../src/authorizer.js';
-import { compilePolicy } from '../src/engine/compile-policy.js';
-import type { RolePolicy } from '../src/types.js';
+import { createAuthorizer, type Authorizer } from '../../src/authorizer.js';
+import { compilePolicy } from '../../src/engine/compile-policy.js';
+import type { RolePolicy } from '../../src/types.js';
 import { startDevIam } from 'iam-authz-dev';
-import { signJwt } from '../packages/iam-authz-dev/src/sign-jwt.js';
-import { BASE_URL, ISSUER, createFixture } from './lib/fixture.js';
-import { environmentLine, formatHeader, formatResult, measureInterleaved } from './lib/measure.js';
+import { signJwt } from '../../packages/iam-authz-dev/src/sign-jwt.js';
+import { BASE_URL, ISSUER, createFixture } from '../lib/fixture.js';
+import { environmentLine, formatHeader, formatResult, measureInterleaved } from '../lib/measure.js';
 
 const SERVICES = ['vehicle-service', 'fleet-service', 'billing-service', 'charging-service'];
 const PERMISSIONS = ['READ', 'WRITE', 'DELETE', 'ADMIN', 'EXPORT'];

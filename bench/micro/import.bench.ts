@@ -9,9 +9,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { environmentLine } from './lib/measure.js';
+import { environmentLine } from '../lib/measure.js';
 
-const root = fileURLToPath(new URL('../', import.meta.url));
+const root = fileURLToPath(new URL('../../', import.meta.url));
 const entry = `${root}dist/src/index.js`;
 if (!existsSync(entry)) throw new Error('build first: npm run build');
 const RUNS = Number(process.env.BENCH_IMPORT_RUNS ?? 15);

@@ -17,8 +17,8 @@
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { verify } from 'node:crypto';
-import { createFixture } from './lib/fixture.js';
-import { environmentLine } from './lib/measure.js';
+import { createFixture } from '../lib/fixture.js';
+import { environmentLine } from '../lib/measure.js';
 
 const fx = createFixture();
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);

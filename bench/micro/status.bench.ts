@@ -7,12 +7,12 @@
  * of 50 calls, in ms, and the same for `inventory()`.
  */
 import { performance } from 'node:perf_hooks';
-import { generateSigningKey, signJwt } from '../packages/iam-authz-dev/src/sign-jwt.js';
-import { createGuards } from '../src/adapter/index.js';
-import { createAuthorizer } from '../src/index.js';
-import type { RolePolicy } from '../src/index.js';
-import { servePolicy, startPolicyServer, VEHICLE } from '../test/helpers/policy-server.js';
-import { median } from './lib/measure.js';
+import { generateSigningKey, signJwt } from '../../packages/iam-authz-dev/src/sign-jwt.js';
+import { createGuards } from '../../src/adapter/index.js';
+import { createAuthorizer } from '../../src/index.js';
+import type { RolePolicy } from '../../src/index.js';
+import { servePolicy, startPolicyServer, VEHICLE } from '../../test/helpers/policy-server.js';
+import { median } from '../lib/measure.js';
 
 const APPS = 100;
 const UNGRANTED = 40;

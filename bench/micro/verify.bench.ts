@@ -6,14 +6,14 @@
  *   4. `authorizer.authenticate()` answered from the verified-token cache.
  * Targets (issue #2, "Speed"): (3) ≥ 0.8 × (1), and (4) ≥ 500k ops/s.
  *
- * Run: `npm run bench` (= `node --import tsx bench/verify.bench.ts`). Not a test: nothing is asserted,
+ * Run: `npm run bench` (= `node --import tsx bench/micro/verify.bench.ts`). Not a test: nothing is asserted,
  * the exit code is 0 whatever the numbers. Tune with BENCH_WARMUP_MS, BENCH_BATCHES, BENCH_BATCH_MS.
  */
 import { verify } from 'node:crypto';
 import { importJWK, jwtVerify } from 'jose';
-import { createAuthorizer } from '../src/authorizer.js';
-import { BASE_URL, ISSUER, createFixture } from './lib/fixture.js';
-import { environmentLine, formatHeader, formatResult, measureInterleaved, type BenchCase, type MeasureResult } from './lib/measure.js';
+import { createAuthorizer } from '../../src/authorizer.js';
+import { BASE_URL, ISSUER, createFixture } from '../lib/fixture.js';
+import { environmentLine, formatHeader, formatResult, measureInterleaved, type BenchCase, type MeasureResult } from '../lib/measure.js';
 
 const UNCACHED_TARGET_RATIO = 0.8;
 const CACHE_HIT_TARGET_OPS = 500_000;

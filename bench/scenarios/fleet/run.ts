@@ -13,11 +13,11 @@
  * at independent instants, not in lockstep (lockstep calls would put every refresh on the same
  * 200 ms ticks, a bench artifact no replica could undo).
  */
-import { generateSigningKey, signJwt, type SigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
-import { redisHints } from '../../adapters/redis/index.js';
-import { createAuthorizer, type Authorizer, type AuthorizerOptions, type HintChannel, type PolicyHint } from '../../src/index.js';
-import { examplePolicy, VEHICLE } from '../../test/helpers/policy-server.js';
-import { redisServerPath, startRedis } from '../../test/adapters/redis/redis-server.js';
+import { generateSigningKey, signJwt, type SigningKey } from '../../../packages/iam-authz-dev/src/sign-jwt.js';
+import { redisHints } from '../../../adapters/redis/index.js';
+import { createAuthorizer, type Authorizer, type AuthorizerOptions, type HintChannel, type PolicyHint } from '../../../src/index.js';
+import { examplePolicy, VEHICLE } from '../../../test/helpers/policy-server.js';
+import { redisServerPath, startRedis } from '../../../test/adapters/redis/redis-server.js';
 import { startCountingServer, type Hit } from './server.js';
 
 // ---- Settings: the one place option names are written (rename here when the options change). ----

@@ -6,7 +6,7 @@
  * and one `crypto.subtle.verify` (WebCrypto, the path it takes for PS* on workerd only).
  *
  *   npm run bench:runtimes          # node, then bun and deno from $IAM_AUTHZ_CI_CACHE (.ci/lib.sh)
- *   node bench/runtimes/verify.mjs  # or: bun … / deno run -A …
+ *   node bench/scenarios/runtimes/verify.mjs  # or: bun … / deno run -A …
  *
  * Plain JavaScript, so every runtime runs it as it is (the TypeScript harness in bench/lib needs a
  * loader on Node). One token (RS256, RSA 2048, the claims of bench/lib/fixture.ts), a static JWKS

@@ -19,7 +19,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchKeyAndToken } from './token.mjs';
-import { bundleWorker, startWorker, workerTools } from '../../test/runtimes/workers/bundle.mjs';
+import { bundleWorker, startWorker, workerTools } from '../../../test/runtimes/workers/bundle.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const [tools] = process.argv.slice(2);
