@@ -12,7 +12,7 @@ import { createGuards } from '../../src/adapter/index.js';
 import { createAuthorizer } from '../../src/index.js';
 import type { RolePolicy } from '../../src/index.js';
 import { servePolicy, startPolicyServer, VEHICLE } from '../../test/helpers/policy-server.js';
-import { median } from '../lib/measure.js';
+import { summarize } from '../lib/stats.mjs';
 
 const APPS = 100;
 const UNGRANTED = 40;
@@ -54,7 +54,7 @@ function time(fn: () => unknown): { median: number; min: number; max: number } {
     fn();
     ms.push(performance.now() - start);
   }
-  return { median: median(ms), min: Math.min(...ms), max: Math.max(...ms) };
+  return summarize(ms);
 }
 
 const status = time(() => authorizer.status());
