@@ -9,6 +9,7 @@ import { createAuthorizer } from '../../src/authorizer.js';
 import { fastifyAuthz } from '../../adapters/fastify/index.js';
 import { allocation } from '../lib/alloc.js';
 import { environmentLine, measureInterleaved, type BenchCase, type MeasureResult } from '../lib/measure.js';
+import { pairedRatios, summarize } from '../lib/stats.mjs';
 import { startBenchIam, TENANT } from '../http/harness.js';
 import { verifyAndParse } from './floor.js';
 
@@ -49,8 +50,8 @@ const results = await measureInterleaved(process.env.ONLY_HOOKS ? cases.slice(0,
 console.log(environmentLine());
 console.log(`distinct tokens in-process (pool of ${count}), ${batches} interleaved rounds\n`);
 const [noop, ours] = results as [MeasureResult, MeasureResult];
-const ratios = noop.batchOpsPerCpuSec.map((x, r) => (ours.batchOpsPerCpuSec[r] as number) / x).sort((a, b) => a - b);
-console.log(`hook / no-op hook doing verify + parse, per CPU-s: median ${(ratios[ratios.length >> 1] as number).toFixed(3)} (${(ratios[0] as number).toFixed(3)}–${(ratios.at(-1) as number).toFixed(3)})\n`);
+const ratios = summarize(pairedRatios(ours.batchOpsPerCpuSec, noop.batchOpsPerCpuSec));
+console.log(`hook / no-op hook doing verify + parse, per CPU-s: median ${ratios.median.toFixed(3)} (${ratios.min.toFixed(3)}–${ratios.max.toFixed(3)})\n`);
 console.log('| case | CPU µs per call | bytes per call |');
 console.log('|---|---|---|');
 for (const r of results) {

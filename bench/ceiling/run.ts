@@ -25,7 +25,7 @@
  * (1, 2) use `measureServer` (bench/http/harness.ts): each server in its own process, autocannon in
  * this one, a warm-up load before every measured load.
  *
- * `--check` compares each median with `bench/baseline.json` and prints PASS or REGRESSED (a drop of
+ * `--check` compares each median with `bench/ceiling/baseline.json` and prints PASS or REGRESSED (a drop of
  * more than 10 %). Exit status: 1 on a regression, except when `CI=true` and `BENCH_CHECK_STRICT` is
  * unset (report mode: always 0). `--write-baseline` writes the medians of this run to the baseline.
  */
@@ -37,7 +37,8 @@ import { verify } from 'node:crypto';
 import { createAuthorizer } from '../../src/authorizer.js';
 import { allocation, type Allocation } from '../lib/alloc.js';
 import { environmentLine, measureInterleaved, type BenchCase, type MeasureResult } from '../lib/measure.js';
-import { IAM_CONFIG, measureServer, median, startBenchIam, startServer, TENANT, type Sample, type Server, type Workload } from '../http/harness.js';
+import { median, pairedRatios, summarize } from '../lib/stats.mjs';
+import { IAM_CONFIG, measureServer, startBenchIam, startServer, TENANT, type Sample, type Server, type Workload } from '../http/harness.js';
 import type { ServerKind } from '../http/kinds.js';
 import { expressAuthz } from '../../adapters/express/index.js';
 import { fastifyAuthz } from '../../adapters/fastify/index.js';
@@ -87,7 +88,7 @@ const parts = (values.parts ?? 'micro,http').split(',');
 const frameworks = values.frameworks.split(',');
 for (const f of frameworks) if (f !== 'fastify' && f !== 'express') throw new TypeError(`--frameworks: unknown framework ${f}`);
 
-const BASELINE = fileURLToPath(new URL('../baseline.json', import.meta.url));
+const BASELINE = fileURLToPath(new URL('./baseline.json', import.meta.url));
 /** A ratio more than this far below its baseline is a regression. */
 const TOLERANCE = 0.1;
 
@@ -117,7 +118,6 @@ const guardCosts: { name: string; cpuUs: number; bytes: number }[] = [];
 
 const started = performance.now();
 const elapsed = (): string => `[${((performance.now() - started) / 1000).toFixed(1)} s]`;
-const perRound = (a: readonly number[], b: readonly number[]): number[] => a.map((x, i) => x / (b[i] as number));
 
 console.log(environmentLine());
 console.log(`${check ? 'bench:check (short run)' : 'bench:ceiling'}: medians of per-round ratios, min–max over rounds\n`);
@@ -189,11 +189,11 @@ if (parts.includes('micro')) {
   for (const r of [floor, miss, hit, raw]) console.error(`  ${r.name}: ${(r.nsPerOp / 1000).toFixed(2)} µs, ${Math.round(r.opsPerCpuSec)} ops/CPU-s`);
   figures.push({
     id: 'uncached-authenticate/verify+parse', label: 'uncached authenticate / (raw verify + parse)', target: 0.9,
-    ratios: perRound(miss.batchOpsPerSec, floor.batchOpsPerSec), cpuRatios: perRound(miss.batchOpsPerCpuSec, floor.batchOpsPerCpuSec), ours: miss.nsPerOp / 1000, ceiling: floor.nsPerOp / 1000, unit: 'µs/call',
+    ratios: pairedRatios(miss.batchOpsPerSec, floor.batchOpsPerSec), cpuRatios: pairedRatios(miss.batchOpsPerCpuSec, floor.batchOpsPerCpuSec), ours: miss.nsPerOp / 1000, ceiling: floor.nsPerOp / 1000, unit: 'µs/call',
   });
   figures.push({
     id: 'cached-authenticate+authorize/raw-verify', label: 'cached authenticate + authorize / raw verify (×)', target: 25,
-    ratios: perRound(hit.batchOpsPerSec, raw.batchOpsPerSec), cpuRatios: perRound(hit.batchOpsPerCpuSec, raw.batchOpsPerCpuSec), ours: hit.nsPerOp / 1000, ceiling: raw.nsPerOp / 1000, unit: 'µs/call',
+    ratios: pairedRatios(hit.batchOpsPerSec, raw.batchOpsPerSec), cpuRatios: pairedRatios(hit.batchOpsPerCpuSec, raw.batchOpsPerCpuSec), ours: hit.nsPerOp / 1000, ceiling: raw.nsPerOp / 1000, unit: 'µs/call',
   });
   // Allocation on the cached path: what the calls add to the young generation beyond awaiting a
   // settled promise (which any promise-returning call costs its caller), and the scavenges over
@@ -297,8 +297,8 @@ if (parts.includes('http')) {
     const rps = (xs: Sample[]): number[] => xs.map((x) => x.rps);
     figures.push({
       id: pair.id, label: pair.label, ...(pair.target === undefined ? {} : { target: pair.target }),
-      ratios: perRound(rps(s.ours), rps(s.ceiling)),
-      cpuRatios: perRound(s.ceiling.map((x) => x.cpuUsPerReq), s.ours.map((x) => x.cpuUsPerReq)),
+      ratios: pairedRatios(rps(s.ours), rps(s.ceiling)),
+      cpuRatios: pairedRatios(s.ceiling.map((x) => x.cpuUsPerReq), s.ours.map((x) => x.cpuUsPerReq)),
       ours: median(rps(s.ours)), ceiling: median(rps(s.ceiling)), unit: 'req/s',
     });
   }
@@ -316,7 +316,7 @@ try {
   baseline = undefined;
 }
 const fmt = (x: number): string => (x >= 10 ? x.toFixed(1) : x.toFixed(2));
-const range = (xs: readonly number[]): string => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
+const range = (xs: readonly number[]): string => { const { min, max } = summarize(xs); return `${fmt(min)}–${fmt(max)}`; };
 const abs = (x: number, unit: string): string => (unit === 'req/s' ? `${Math.round(x)}` : x.toFixed(2));
 let regressed = 0;
 console.log('\n| figure | ratio, wall clock | min–max | target | ours / ceiling | ratio per CPU-s | min–max |' + (check ? ' baseline (CPU) | check |' : ''));
@@ -360,6 +360,6 @@ if (values['write-baseline']) {
 }
 if (check) {
   const reportOnly = process.env.CI === 'true' && !process.env.BENCH_CHECK_STRICT;
-  console.log(`\n${regressed === 0 ? 'PASS' : `REGRESSED: ${regressed} figure(s) more than ${TOLERANCE * 100} % below bench/baseline.json (per CPU-s)`}${reportOnly && regressed > 0 ? ' (report mode: CI=true without BENCH_CHECK_STRICT, exit 0)' : ''}`);
+  console.log(`\n${regressed === 0 ? 'PASS' : `REGRESSED: ${regressed} figure(s) more than ${TOLERANCE * 100} % below bench/ceiling/baseline.json (per CPU-s)`}${reportOnly && regressed > 0 ? ' (report mode: CI=true without BENCH_CHECK_STRICT, exit 0)' : ''}`);
   if (regressed > 0 && !reportOnly) process.exitCode = 1;
 }

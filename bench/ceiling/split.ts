@@ -22,7 +22,8 @@
 import { execFileSync, spawn } from 'node:child_process';
 import type autocannon from 'autocannon';
 import { parseArgs } from 'node:util';
-import { cpuOf, load, spread, startBenchIam, startServer, stopServer, type Server } from '../http/harness.js';
+import { spread } from '../lib/stats.mjs';
+import { cpuOf, load, startBenchIam, startServer, stopServer, type Server } from '../http/harness.js';
 import { KINDS, type ServerKind } from '../http/kinds.js';
 
 const { values } = parseArgs({

@@ -116,13 +116,3 @@ export async function measureServer(server: Server, tokens: BenchIam, workload: 
   };
 }
 
-export function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-}
-
-/** `median (min–max)`. */
-export function spread(xs: readonly number[], digits = 0): string {
-  return `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
-}

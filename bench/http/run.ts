@@ -10,7 +10,8 @@
  * --only kind,kind (see KINDS in server.ts), --workloads repeated,distinct.
  */
 import { parseArgs } from 'node:util';
-import { measureServer, median, spread, startBenchIam, startServer, type Sample, type Server } from './harness.js';
+import { median, spread } from '../lib/stats.mjs';
+import { measureServer, startBenchIam, startServer, type Sample, type Server } from './harness.js';
 import { KINDS, type ServerKind } from './kinds.js';
 
 const { values } = parseArgs({

@@ -3,7 +3,7 @@
  *
  * - bytes per call: the growth of V8's young generation (`new_space` used size) over chunks of
  *   calls run right after a full GC; a chunk during which a scavenge ran (the used size dropped)
- *   is discarded, and the median over the other chunks is kept;
+ *   is discarded, and the median over the other chunks is kept (`bench/lib/stats.mjs`);
  * - scavenges per `calls` calls: minor GCs reported by a `gc` PerformanceObserver while the loop
  *   runs (what `node --trace-gc` prints as `Scavenge`).
  *
@@ -14,6 +14,7 @@ import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { setImmediate as turn } from 'node:timers/promises';
+import { summarize } from './stats.mjs';
 
 export interface Allocation {
   /** Median young-generation growth per call, bytes (chunks with a scavenge discarded). */
@@ -66,7 +67,7 @@ export async function allocation(fn: () => unknown, calls = 100_000, chunk = 1_0
     const grown = newSpaceUsed() - before;
     if (grown >= 0) perChunk.push(grown / chunk);
   }
-  perChunk.sort((a, b) => a - b);
+  const perCall = summarize(perChunk);
 
   let scavenges = 0;
   let majorGcs = 0;
@@ -83,5 +84,5 @@ export async function allocation(fn: () => unknown, calls = 100_000, chunk = 1_0
   await run(fn, calls, isAsync);
   await new Promise((resolve) => setTimeout(resolve, 20)); // entries are delivered asynchronously
   observer.disconnect();
-  return { bytesPerCall: perChunk.length > 0 ? (perChunk[perChunk.length >> 1] as number) : Number.NaN, minBytesPerCall: perChunk[0] ?? Number.NaN, scavenges, majorGcs, calls };
+  return { bytesPerCall: perCall.median, minBytesPerCall: perCall.min, scavenges, majorGcs, calls };
 }

@@ -13,6 +13,7 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as turn } from 'node:timers/promises';
+import { summarize } from './stats.mjs';
 
 export interface MeasureOptions {
   /** Warm-up time (ms) before measuring; lets the JIT settle. Default `BENCH_WARMUP_MS` or 500. */
@@ -70,12 +71,6 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
     value !== null &&
     typeof (value as { then?: unknown }).then === 'function'
   );
-}
-
-export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** Runs `fn` `count` times; returns the elapsed milliseconds. */
@@ -166,15 +161,15 @@ async function prepare(bench: BenchCase, warmupMs: number): Promise<Prepared> {
 }
 
 function resultOf(p: Prepared): MeasureResult {
-  const opsPerSec = median(p.rates);
+  const rates = summarize(p.rates);
   return {
     name: p.name,
-    opsPerSec,
-    nsPerOp: 1e9 / opsPerSec,
-    minOpsPerSec: Math.min(...p.rates),
-    maxOpsPerSec: Math.max(...p.rates),
+    opsPerSec: rates.median,
+    nsPerOp: 1e9 / rates.median,
+    minOpsPerSec: rates.min,
+    maxOpsPerSec: rates.max,
     batchOpsPerSec: p.rates,
-    opsPerCpuSec: median(p.cpuRates),
+    opsPerCpuSec: summarize(p.cpuRates).median,
     batchOpsPerCpuSec: p.cpuRates,
     operations: p.operations,
   };

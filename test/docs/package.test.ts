@@ -2,7 +2,9 @@
  * What the packed tarballs hold. The library's: the LICENSE and docs ship, the repository-only
  * directories do not, no development code (the development IAM, its console, the CLI) and no images
  * — those ship in iam-authz-dev —, and every relative link in a shipped Markdown file points at a
- * file that ships (or at a heading that exists), so the README works from node_modules too.
+ * file that ships (or at a heading that exists), so the README works from node_modules too. One
+ * deliberate exception: the README's list of example projects links into `examples/`, which stays
+ * in the repository (links.test.ts checks those links resolve there); the list says so.
  * The lists are taken after a build (ensureBuilt), so a dev file under dist/ would be seen.
  */
 import { execFileSync } from 'node:child_process';
@@ -89,6 +91,7 @@ function brokenLinks(root: string, files: Set<string>): string[] {
         if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:, …
         const [path = '', anchor] = target.split('#', 2);
         const resolved = path === '' ? file : normalize(join(dirname(file), decodeURIComponent(path)));
+        if (file === 'README.md' && resolved.startsWith('examples/')) continue; // repository-only, by design (see above)
         if (path !== '' && !files.has(resolved) && ![...files].some((f) => f.startsWith(`${resolved.replace(/\/$/, '')}/`))) {
           broken.push(`${file}:${line}: ${target} (not in the tarball)`);
         } else if (anchor !== undefined && resolved.endsWith('.md') && !slugs(readFileSync(join(root, resolved), 'utf8')).has(anchor)) {

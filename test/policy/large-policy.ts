@@ -1,7 +1,7 @@
 /**
  * The largest policy bodies `policy.maxBytes` accepts, as the IAM would send them: the worst shape
  * for parsing and compiling (one role holding every permission) and the typical one (many roles of
- * a few permissions each). Used by test/policy/stall.test.ts and bench/policy-stall.bench.ts.
+ * a few permissions each). Used by test/policy/stall.test.ts and bench/micro/policy-stall.bench.ts.
  */
 
 /** The service of every permission in these policies. */

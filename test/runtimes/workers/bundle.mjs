@@ -1,7 +1,7 @@
 // eslint-disable-next-line @typescript-eslint/ban-ts-comment -- run as is by Node 24, not compiled
 // @ts-nocheck -- a plain Node 24 script (wrangler and miniflare need Node >= 22).
 /**
- * Bundling and running a Worker as the workerd suite does (run.mjs, and bench/runtimes/workerd.mjs):
+ * Bundling and running a Worker as the workerd suite does (run.mjs, and bench/scenarios/runtimes/workerd.mjs):
  * wrangler@4 and miniflare from the folder .ci/workers installs them into (.ci/lib.sh `npm_tool`),
  * a scratch folder where `iam-authz` resolves by name to this package (its exports map, wrangler's
  * default conditions), `wrangler deploy --dry-run` to bundle, and miniflare (workerd,

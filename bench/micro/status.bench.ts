@@ -7,12 +7,12 @@
  * of 50 calls, in ms, and the same for `inventory()`.
  */
 import { performance } from 'node:perf_hooks';
-import { generateSigningKey, signJwt } from '../packages/iam-authz-dev/src/sign-jwt.js';
-import { createGuards } from '../src/adapter/index.js';
-import { createAuthorizer } from '../src/index.js';
-import type { RolePolicy } from '../src/index.js';
-import { servePolicy, startPolicyServer, VEHICLE } from '../test/helpers/policy-server.js';
-import { median } from './lib/measure.js';
+import { generateSigningKey, signJwt } from '../../packages/iam-authz-dev/src/sign-jwt.js';
+import { createGuards } from '../../src/adapter/index.js';
+import { createAuthorizer } from '../../src/index.js';
+import type { RolePolicy } from '../../src/index.js';
+import { servePolicy, startPolicyServer, VEHICLE } from '../../test/helpers/policy-server.js';
+import { summarize } from '../lib/stats.mjs';
 
 const APPS = 100;
 const UNGRANTED = 40;
@@ -54,7 +54,7 @@ function time(fn: () => unknown): { median: number; min: number; max: number } {
     fn();
     ms.push(performance.now() - start);
   }
-  return { median: median(ms), min: Math.min(...ms), max: Math.max(...ms) };
+  return summarize(ms);
 }
 
 const status = time(() => authorizer.status());

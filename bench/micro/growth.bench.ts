@@ -15,13 +15,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { createAuthorizer, type Authorizer } from '../src/authorizer.js';
-import { compilePolicy } from '../src/engine/compile-policy.js';
-import type { RolePolicy } from '../src/types.js';
+import { createAuthorizer, type Authorizer } from '../../src/authorizer.js';
+import { compilePolicy } from '../../src/engine/compile-policy.js';
+import type { RolePolicy } from '../../src/types.js';
 import { startDevIam } from 'iam-authz-dev';
-import { signJwt } from '../packages/iam-authz-dev/src/sign-jwt.js';
-import { BASE_URL, ISSUER, createFixture } from './lib/fixture.js';
-import { environmentLine, formatHeader, formatResult, measureInterleaved } from './lib/measure.js';
+import { signJwt } from '../../packages/iam-authz-dev/src/sign-jwt.js';
+import { BASE_URL, ISSUER, createFixture } from '../lib/fixture.js';
+import { environmentLine, formatHeader, formatResult, measureInterleaved } from '../lib/measure.js';
+import { summarize } from '../lib/stats.mjs';
 
 const SERVICES = ['vehicle-service', 'fleet-service', 'billing-service', 'charging-service'];
 const PERMISSIONS = ['READ', 'WRITE', 'DELETE', 'ADMIN', 'EXPORT'];
@@ -105,9 +106,8 @@ for (const result of await measureInterleaved(cases)) console.log(formatResult(r
 
 // 3. Cold policy fetch + compile of a 10,000-role policy, and compile alone.
 function stats(samples: number[]): string {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const median = sorted[sorted.length >> 1]!;
-  return `${median.toFixed(1)} ms median (min ${sorted[0]!.toFixed(1)}, max ${sorted.at(-1)!.toFixed(1)}, ${samples.length} runs)`;
+  const t = summarize(samples);
+  return `${t.median.toFixed(1)} ms median (min ${t.min.toFixed(1)}, max ${t.max.toFixed(1)}, ${t.n} runs)`;
 }
 const largePolicy = policyOf(10_000);
 const coldFetch: number[] = [];

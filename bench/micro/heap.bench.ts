@@ -11,10 +11,10 @@
  * Run: `npm run bench:heap` (about a minute). Flags: `--calls N`. Not a test: exit code 0.
  */
 import { parseArgs } from 'node:util';
-import { createAuthorizer } from '../src/authorizer.js';
-import { signJwt } from '../packages/iam-authz-dev/src/sign-jwt.js';
-import { BASE_URL, ISSUER, createFixture } from './lib/fixture.js';
-import { environmentLine } from './lib/measure.js';
+import { createAuthorizer } from '../../src/authorizer.js';
+import { signJwt } from '../../packages/iam-authz-dev/src/sign-jwt.js';
+import { BASE_URL, ISSUER, createFixture } from '../lib/fixture.js';
+import { environmentLine } from '../lib/measure.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with node --expose-gc (npm run bench:heap)');

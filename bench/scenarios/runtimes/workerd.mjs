@@ -19,7 +19,8 @@ import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchKeyAndToken } from './token.mjs';
-import { bundleWorker, startWorker, workerTools } from '../../test/runtimes/workers/bundle.mjs';
+import { median, ratioOfMedians, summarize } from '../../lib/stats.mjs';
+import { bundleWorker, startWorker, workerTools } from '../../../test/runtimes/workers/bundle.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const [tools] = process.argv.slice(2);
@@ -55,7 +56,6 @@ try {
     { id: 'b', name: 'raw node:crypto verify RS256 (ceiling)', rates: [] },
     { id: 'c', name: 'raw WebCrypto subtle.verify RS256', rates: [] },
   ];
-  const median = (/** @type {number[]} */ xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] ?? 0 : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2; };
   // Warm-up: each case, then the empty round trip.
   for (const c of cases) await timed(c.id, Math.min(N, 500));
   const empty = [];
@@ -73,10 +73,11 @@ try {
   const fmt = (/** @type {number} */ n) => Math.round(n).toLocaleString('en-US').padStart(8);
   console.log(`  ${'case'.padEnd(64)} verifications/s (rounds min–max)  per CPU-s: not read (workerd is miniflare's child process)`);
   for (const c of cases) {
-    const ms = (N * 1000) / median(c.rates);
-    console.log(`  ${c.name.padEnd(64)} ${fmt(median(c.rates))} (${Math.round(Math.min(...c.rates))}–${Math.round(Math.max(...c.rates))})  round trip ${((rtt / ms) * 100).toFixed(2)} % of a request`);
+    const t = summarize(c.rates);
+    const ms = (N * 1000) / t.median;
+    console.log(`  ${c.name.padEnd(64)} ${fmt(t.median)} (${Math.round(t.min)}–${Math.round(t.max)})  round trip ${((rtt / ms) * 100).toFixed(2)} % of a request`);
   }
-  const ratio = (/** @type {number} */ a, /** @type {number} */ b) => (median(cases[a].rates) / median(cases[b].rates)).toFixed(2);
+  const ratio = (/** @type {number} */ a, /** @type {number} */ b) => ratioOfMedians(cases[a].rates, cases[b].rates).toFixed(2);
   console.log(`  authenticate / raw node:crypto ${ratio(0, 1)}×; raw WebCrypto / raw node:crypto ${ratio(2, 1)}×`);
 } finally {
   await mf?.dispose().catch(() => undefined);

@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/profile/calls.ts <case> [calls]`: where one in-process call's time goes,
+ * `node --import tsx bench/ceiling/profile/calls.ts <case> [calls]`: where one in-process call's time goes,
  * for the in-process figures of `bench:ceiling`. Cases: `uncached` (authenticate with
  * `tokenCache: false`, remote JWKS on loopback, one call at a time), `floor` (raw verify + payload
  * decode + `JSON.parse`, the ceiling of `uncached`), `cached` (authenticate of a cached token +
@@ -10,9 +10,9 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
-import { createAuthorizer } from '../../src/authorizer.js';
-import { verifyAndParse } from '../ceiling/floor.js';
-import { startBenchIam, TENANT } from '../http/harness.js';
+import { createAuthorizer } from '../../../src/authorizer.js';
+import { verifyAndParse } from '../floor.js';
+import { startBenchIam, TENANT } from '../../http/harness.js';
 import { summarize, type CpuProfile } from './summary.js';
 
 const CASES = ['uncached', 'floor', 'cached'] as const;

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DevIam, DevIamConfig } from 'iam-authz-dev';
-import { generateSigningKey, signJwt, type SigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
+import { generateSigningKey, signJwt, type SigningKey } from '../../../packages/iam-authz-dev/src/sign-jwt.js';
 
 export const SERVICE = 'vehicle-service';
 export const TENANT = 'tenant-1';
@@ -15,7 +15,7 @@ const VINS = ['V0', 'V1', 'V2', 'V3', 'V4', 'V5', 'V6', 'V7', 'V8', 'V9'];
 const GRANTS: Record<string, readonly string[]> = { DRIVER: ['READ'], OWNER: ['READ', 'WRITE'] };
 
 /** A seeded PRNG picks the traffic (mulberry32, shared with the tests). */
-export { prng } from '../../test/helpers/prng.js';
+export { prng } from '../../../test/helpers/prng.js';
 
 export function pick<T>(random: () => number, items: readonly T[]): T {
   return items[Math.floor(random() * items.length)] as T;

@@ -13,11 +13,12 @@
  * at independent instants, not in lockstep (lockstep calls would put every refresh on the same
  * 200 ms ticks, a bench artifact no replica could undo).
  */
-import { generateSigningKey, signJwt, type SigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
-import { redisHints } from '../../adapters/redis/index.js';
-import { createAuthorizer, type Authorizer, type AuthorizerOptions, type HintChannel, type PolicyHint } from '../../src/index.js';
-import { examplePolicy, VEHICLE } from '../../test/helpers/policy-server.js';
-import { redisServerPath, startRedis } from '../../test/adapters/redis/redis-server.js';
+import { generateSigningKey, signJwt, type SigningKey } from '../../../packages/iam-authz-dev/src/sign-jwt.js';
+import { redisHints } from '../../../adapters/redis/index.js';
+import { createAuthorizer, type Authorizer, type AuthorizerOptions, type HintChannel, type PolicyHint } from '../../../src/index.js';
+import { examplePolicy, VEHICLE } from '../../../test/helpers/policy-server.js';
+import { redisServerPath, startRedis } from '../../../test/adapters/redis/redis-server.js';
+import { quantile } from '../../lib/stats.mjs';
 import { startCountingServer, type Hit } from './server.js';
 
 // ---- Settings: the one place option names are written (rename here when the options change). ----
@@ -126,10 +127,6 @@ function busiest100(hits: readonly Hit[]): number {
   return Math.max(0, ...bins.values());
 }
 const perSec = (from: number, to: number): number => (within(from, to).length * 1000) / (to - from);
-function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-}
 const fmt = (x: number, digits = 1): string => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
 const rows: [string, string][] = [];
 const row = (name: string, value: string): void => { rows.push([name, value]); console.log(`  ${name.padEnd(44)} ${value}`); };

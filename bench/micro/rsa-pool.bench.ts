@@ -17,8 +17,9 @@
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { verify } from 'node:crypto';
-import { createFixture } from './lib/fixture.js';
-import { environmentLine } from './lib/measure.js';
+import { createFixture } from '../lib/fixture.js';
+import { environmentLine } from '../lib/measure.js';
+import { median, ratioOfMedians, summarize } from '../lib/stats.mjs';
 
 const fx = createFixture();
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -87,13 +88,13 @@ for (let r = 0; r < ROUNDS; r++) {
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 console.log(environmentLine());
 console.log(`UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE ?? '(default 4)'}, ${availableParallelism()} CPUs, ${CONCURRENCY} callers, ${ROUNDS} interleaved rounds of ${ROUND_MS} ms\n`);
 console.log(`${'mode'.padEnd(26)} ${'verify/s'.padStart(9)}   ${'min–max'.padEnd(15)} ${'× inline'.padStart(8)}  event-loop busy`);
-const floor = median(rates.get('inline')!);
+const floor = rates.get('inline')!;
 for (const [name] of modes) {
   const xs = rates.get(name)!;
-  console.log(`${name.padEnd(26)} ${int.format(median(xs)).padStart(9)}   ${`${int.format(Math.min(...xs))}–${int.format(Math.max(...xs))}`.padEnd(15)} ${(median(xs) / floor).toFixed(2).padStart(8)}  ${(median(shares.get(name)!) * 100).toFixed(0)}%`);
+  const t = summarize(xs);
+  console.log(`${name.padEnd(26)} ${int.format(t.median).padStart(9)}   ${`${int.format(t.min)}–${int.format(t.max)}`.padEnd(15)} ${ratioOfMedians(xs, floor).toFixed(2).padStart(8)}  ${(median(shares.get(name)!) * 100).toFixed(0)}%`);
 }

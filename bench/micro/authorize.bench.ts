@@ -14,14 +14,14 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAuthorizer } from '../src/authorizer.js';
-import { compilePolicy } from '../src/engine/compile-policy.js';
-import { createGuards } from '../src/adapter/guards.js';
-import { collectRoles, decideForRoles } from '../src/engine/decide.js';
-import type { RolePolicy } from '../src/types.js';
-import { signJwt } from '../packages/iam-authz-dev/src/sign-jwt.js';
-import { BASE_URL, ISSUER, createFixture } from './lib/fixture.js';
-import { environmentLine, formatHeader, formatResult, measureInterleaved, type MeasureResult } from './lib/measure.js';
+import { createAuthorizer } from '../../src/authorizer.js';
+import { compilePolicy } from '../../src/engine/compile-policy.js';
+import { createGuards } from '../../src/adapter/guards.js';
+import { collectRoles, decideForRoles } from '../../src/engine/decide.js';
+import type { RolePolicy } from '../../src/types.js';
+import { signJwt } from '../../packages/iam-authz-dev/src/sign-jwt.js';
+import { BASE_URL, ISSUER, createFixture } from '../lib/fixture.js';
+import { environmentLine, formatHeader, formatResult, measureInterleaved, type MeasureResult } from '../lib/measure.js';
 
 const ROLES = 500;
 const SERVICES = ['vehicle-service', 'fleet-service', 'billing-service', 'charging-service'];

@@ -9,9 +9,10 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { environmentLine } from './lib/measure.js';
+import { environmentLine } from '../lib/measure.js';
+import { summarize } from '../lib/stats.mjs';
 
-const root = fileURLToPath(new URL('../', import.meta.url));
+const root = fileURLToPath(new URL('../../', import.meta.url));
 const entry = `${root}dist/src/index.js`;
 if (!existsSync(entry)) throw new Error('build first: npm run build');
 const RUNS = Number(process.env.BENCH_IMPORT_RUNS ?? 15);
@@ -25,6 +26,6 @@ for (let r = 0; r < RUNS; r++) {
 }
 console.log(environmentLine());
 for (const [name, xs] of samples) {
-  const sorted = [...xs].sort((a, b) => a - b);
-  console.log(`${name.padEnd(18)} median ${sorted[sorted.length >> 1]!.toFixed(1)} ms  (min ${sorted[0]!.toFixed(1)}, max ${sorted.at(-1)!.toFixed(1)}, ${RUNS} runs)`);
+  const t = summarize(xs);
+  console.log(`${name.padEnd(18)} median ${t.median.toFixed(1)} ms  (min ${t.min.toFixed(1)}, max ${t.max.toFixed(1)}, ${RUNS} runs)`);
 }

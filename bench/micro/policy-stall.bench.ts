@@ -15,12 +15,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
-import { createAuthorizer } from '../src/index.js';
-import { loadUndici } from '../src/lib/undici.js';
-import { DEFAULT_POLICY } from '../src/policy/options.js';
-import { signJwt } from '../packages/iam-authz-dev/src/sign-jwt.js';
-import { LARGE_ROLE, LARGE_SERVICE, manyRolesPolicyText, oneRolePolicyText } from '../test/policy/large-policy.js';
-import { BASE_URL, createFixture, ISSUER } from './lib/fixture.js';
+import { createAuthorizer } from '../../src/index.js';
+import { loadUndici } from '../../src/lib/undici.js';
+import { DEFAULT_POLICY } from '../../src/policy/options.js';
+import { signJwt } from '../../packages/iam-authz-dev/src/sign-jwt.js';
+import { LARGE_ROLE, LARGE_SERVICE, manyRolesPolicyText, oneRolePolicyText } from '../../test/policy/large-policy.js';
+import { BASE_URL, createFixture, ISSUER } from '../lib/fixture.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const BYTES = Number(process.env.BENCH_POLICY_BYTES ?? DEFAULT_POLICY.maxBytes);

@@ -6,7 +6,7 @@
  * and one `crypto.subtle.verify` (WebCrypto, the path it takes for PS* on workerd only).
  *
  *   npm run bench:runtimes          # node, then bun and deno from $IAM_AUTHZ_CI_CACHE (.ci/lib.sh)
- *   node bench/runtimes/verify.mjs  # or: bun … / deno run -A …
+ *   node bench/scenarios/runtimes/verify.mjs  # or: bun … / deno run -A …
  *
  * Plain JavaScript, so every runtime runs it as it is (the TypeScript harness in bench/lib needs a
  * loader on Node). One token (RS256, RSA 2048, the claims of bench/lib/fixture.ts), a static JWKS
@@ -18,6 +18,7 @@ import { createPublicKey, verify } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { createAuthorizer } from 'iam-authz';
 import { BASE_URL, benchKeyAndToken } from './token.mjs';
+import { median, ratioOfMedians, summarize } from '../../lib/stats.mjs';
 
 /** @type {any} */
 const host = globalThis;
@@ -64,7 +65,6 @@ async function rate(fn, ms) {
   const used = process.cpuUsage(cpu);
   return { wall: (calls * 1000) / elapsed, cpu: (calls * 1e6) / Math.max(1, used.user + used.system) };
 }
-const median = (/** @type {number[]} */ xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] ?? 0 : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2; };
 
 console.log(`${runtime}, ${availableParallelism()} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${BATCHES} interleaved batches of ${BATCH_MS} ms after a warm-up`);
 for (const c of cases) await rate(c.fn, 300);
@@ -78,8 +78,9 @@ for (let b = 0; b < BATCHES; b++) {
 const fmt = (/** @type {number} */ n) => Math.round(n).toLocaleString('en-US').padStart(8);
 console.log(`  ${'case'.padEnd(64)} verifications/s (batches min–max)  per CPU-s`);
 for (const c of cases) {
-  console.log(`  ${c.name.padEnd(64)} ${fmt(median(c.rates))} (${Math.round(Math.min(...c.rates))}–${Math.round(Math.max(...c.rates))})  ${fmt(median(c.cpuRates))}`);
+  const t = summarize(c.rates);
+  console.log(`  ${c.name.padEnd(64)} ${fmt(t.median)} (${Math.round(t.min)}–${Math.round(t.max)})  ${fmt(median(c.cpuRates))}`);
 }
-const ratio = (/** @type {'rates' | 'cpuRates'} */ k, /** @type {number} */ a, /** @type {number} */ b) => (median(cases[a]?.[k] ?? []) / median(cases[b]?.[k] ?? [])).toFixed(2);
+const ratio = (/** @type {'rates' | 'cpuRates'} */ k, /** @type {number} */ a, /** @type {number} */ b) => ratioOfMedians(cases[a]?.[k] ?? [], cases[b]?.[k] ?? []).toFixed(2);
 console.log(`  authenticate / raw node:crypto ${ratio('rates', 0, 1)}× (per CPU-s ${ratio('cpuRates', 0, 1)}×); raw WebCrypto / raw node:crypto ${ratio('rates', 2, 1)}× (per CPU-s ${ratio('cpuRates', 2, 1)}×)`);
 await authorizer.close();

@@ -11,8 +11,8 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { load, startBenchIam, startServer, stopServer, type Workload } from '../http/harness.js';
-import { KINDS, type ServerKind } from '../http/kinds.js';
+import { load, startBenchIam, startServer, stopServer, type Workload } from '../../http/harness.js';
+import { KINDS, type ServerKind } from '../../http/kinds.js';
 import { summarize, type CpuProfile } from './summary.js';
 
 const kind = (process.argv[2] ?? 'fastify-iam') as ServerKind;
