@@ -10,7 +10,7 @@ import { DevIamConfigError, validateConfig, type DevIamConfig } from '../config.
 import { loadAssets, type ConsoleAssets } from './assets.js';
 import { Explainer } from './explain.js';
 import { ChangeIdHistory } from './history.js';
-import { BodyTooLarge, json, jsonDepthExceeds, problem, readText, type ConsoleRequest, type ConsoleResponse } from './http.js';
+import { json, problem, readJsonBody, record, type ConsoleRequest, type ConsoleResponse } from './http.js';
 import { writeFileAtomic } from './save-file.js';
 import { isAllowedHost } from '../host-rule.js';
 import { crossOriginRefusal, SECURITY_HEADERS, Sessions } from './security.js';
@@ -48,9 +48,6 @@ export interface DevIamConsole {
   /** Releases the decision explorer's sockets. */
   close(): Promise<void>;
 }
-
-/** Deepest JSON nesting accepted in a request body (a config needs 6). */
-const MAX_JSON_DEPTH = 32;
 
 /**
  * The console over `host`: answers `/console` (the page) and `/console/api/*` (its JSON API).
@@ -164,24 +161,8 @@ export function createConsole(host: ConsoleHost, options: ConsoleOptions = {}): 
   }
 
   /** Parses a JSON body within the size and depth caps; a response when it cannot. */
-  async function jsonBody(req: ConsoleRequest): Promise<{ value: unknown } | ConsoleResponse> {
-    const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
-    if (type !== 'application/json') return problem(415, 'content-type must be application/json');
-    let text: string;
-    try {
-      text = await readText(req, maxBodyBytes);
-    } catch (error) {
-      if (error instanceof BodyTooLarge) return problem(413, `body larger than ${maxBodyBytes} bytes`, {}, { connection: 'close' });
-      throw error;
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      return problem(400, 'body is not valid JSON', { field: '$' });
-    }
-    if (jsonDepthExceeds(value, MAX_JSON_DEPTH)) return problem(400, `body nests deeper than ${MAX_JSON_DEPTH} levels`, { field: '$' });
-    return { value };
+  function jsonBody(req: ConsoleRequest): Promise<{ value: unknown } | ConsoleResponse> {
+    return readJsonBody(req, maxBodyBytes);
   }
 
   async function validateOnly(req: ConsoleRequest): Promise<ConsoleResponse> {
@@ -377,10 +358,6 @@ async function readConfigFile(file: string): Promise<{ config: DevIamConfig | un
 /** The file's new text: its other top-level members (e.g. `$schema`, notes) are kept. */
 function fileText(members: Record<string, unknown>, next: DevIamConfig): string {
   return `${JSON.stringify({ ...members, ...next }, null, 2)}\n`;
-}
-
-function record(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 function stringFields(input: Record<string, unknown>, names: string[]): ConsoleResponse | undefined {
