@@ -191,7 +191,7 @@ function checkActor(value: unknown, path: string, idps: IdpConfig[], application
     const list = array(refs, tp).map((ref, i) => {
       const rp = `${tp}[${i}]`;
       const o = object(ref, rp, ['r', 'c', 'n']);
-      // The same rules as the console page's inline checks (listMistake in web/page.ts): a reference
+      // The same rules as the console page's inline checks (listMistake in console/web/actors-view.ts): a reference
       // with no roles grants nothing, and a custom reference is TYPE=value.
       const out: AccessReferenceConfig = { r: stringArray(o.r, `${rp}.r`) };
       if (out.r.length === 0) throw new DevIamConfigError(`${rp}.r`, 'needs at least one role');

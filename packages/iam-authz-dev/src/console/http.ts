@@ -1,6 +1,7 @@
 /**
  * The console's own request/response shapes: plain data, no node:http, so the console is a pure
  * handler that any server (the dev IAM's node:http wrapper, a test, a fetch-style host) can mount.
+ * Also the answers every route shares (JSON, RFC 9457 problems) and the capped reading of a body.
  */
 
 /** One request to the console, as the hosting server received it. */
@@ -74,4 +75,33 @@ export function jsonDepthExceeds(value: unknown, max: number): boolean {
     for (const child of Object.values(v)) stack.push({ v: child, d: d + 1 });
   }
   return false;
+}
+
+/** Deepest JSON nesting accepted in a request body (a config needs 6). */
+const MAX_JSON_DEPTH = 32;
+
+/** Parses a JSON body within the size and depth caps; a response when it cannot. */
+export async function readJsonBody(req: ConsoleRequest, maxBodyBytes: number): Promise<{ value: unknown } | ConsoleResponse> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json') return problem(415, 'content-type must be application/json');
+  let text: string;
+  try {
+    text = await readText(req, maxBodyBytes);
+  } catch (error) {
+    if (error instanceof BodyTooLarge) return problem(413, `body larger than ${maxBodyBytes} bytes`, {}, { connection: 'close' });
+    throw error;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return problem(400, 'body is not valid JSON', { field: '$' });
+  }
+  if (jsonDepthExceeds(value, MAX_JSON_DEPTH)) return problem(400, `body nests deeper than ${MAX_JSON_DEPTH} levels`, { field: '$' });
+  return { value };
+}
+
+/** `value` as a JSON object, or `undefined` when it is not one (null and arrays included). */
+export function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }

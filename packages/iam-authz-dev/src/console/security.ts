@@ -4,7 +4,7 @@
  * own script and style). Which `Host` names it answers is the IAM's rule, in `../host-rule.ts`.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { ConsoleRequest } from './http.js';
+import { problem, type ConsoleRequest, type ConsoleResponse } from './http.js';
 
 /** Name of the session cookie (HttpOnly, SameSite=Strict, Path=/console). */
 export const SESSION_COOKIE = 'iam-console-session';
@@ -38,6 +38,11 @@ export function crossOriginRefusal(req: ConsoleRequest, host: string): string | 
   // Browsers send Origin on every non-GET request; scripts (curl) send none and rely on the CSRF token.
   if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}`) return 'cross-origin request refused (Origin does not match Host)';
   return undefined;
+}
+
+/** The answer to a change without the CSRF token of its session. */
+export function csrfRefused(): ConsoleResponse {
+  return problem(403, 'a valid X-CSRF-Token is required: GET /console/api/session (keeping its cookie) gives one');
 }
 
 /** Stateless sessions: a random id in an HttpOnly cookie, and its CSRF token = HMAC(secret, id). */
