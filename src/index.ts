@@ -27,5 +27,5 @@ export type { HintChannel, PolicyHint } from './policy/hints.js';
 export type { Logger, LogFields } from './lib/logger.js';
 // What applications read: the state a guard attaches, a route's mode, an error's problem body.
 // The adapter kit (createGuards, wrapGuards, Guard, toErrorResponse, …) is `iam-authz/adapter`.
-export type { IamState, GuardMode } from './adapter/guards.js';
+export type { IamState, GuardMode } from './types.js';
 export type { ProblemDetails } from './errors.js';

@@ -163,6 +163,23 @@ export interface Decision {
   readonly reason: DecisionReason;
 }
 
+/** `enforce`: a denial is a 403. `report`: a denial is logged (`shadow: true`) and the request proceeds; 401 and 503 stay. */
+export type GuardMode = 'enforce' | 'report';
+
+/** What a guard attaches to the request (`req.iam`, `ctx.state.iam`, `request.iam`). */
+export interface IamState {
+  /** The verified bearer token. Never log it. */
+  readonly token: string;
+  /** The verified claims. */
+  readonly claims: IamClaims;
+  /** The permission decision; absent after `authenticate()` alone. With several resources: the last one. */
+  readonly decision?: Decision;
+  /** Every decision, when the resolver returned several resources (or `requireAnyPermission` asked several permissions). */
+  readonly decisions?: readonly Decision[];
+  /** `true` when the route runs in `report` mode and the permission was denied: the request went on anyway. */
+  readonly shadow?: boolean;
+}
+
 /** A resource the caller may act on, with the roles that grant the permission there (`accessible` with `explain: true`). */
 export interface AccessibleResource {
   /** The reference's value (`WVW1` of `VIN=WVW1`), or the node id. */

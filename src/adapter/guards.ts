@@ -5,30 +5,15 @@
  * resolver threw, which the framework turns into a 500.
  */
 import type { AuthorizeQuery, Authorizer } from '../authorizer.js';
-import type { Decision, Identity } from '../types.js';
+import type { Decision, GuardMode, IamState, Identity } from '../types.js';
 import { answerOf, checkRealm, IamAuthzError, PermissionDeniedError, withAnswerOptions, type ErrorResponse, type ErrorResponseOptions } from '../errors.js';
 import { inventoryOf, type InventoryRoute } from '../inventory.js';
 import { refuseNulls } from '../lib/option-checks.js';
 import { fresh, settled, settledValue } from '../lib/settled.js';
-import type { IamClaims } from '../types.js';
-import { checkMode, checkOptionsObject, parseAuthenticateOptions, parsePermissionArgs, type AuthenticateOptions, type GuardMode, type PermissionArgs, type ResourceResolver, type RouteOptions } from './permission-args.js';
+import { checkMode, checkOptionsObject, parseAuthenticateOptions, parsePermissionArgs, type AuthenticateOptions, type PermissionArgs, type ResourceResolver, type RouteOptions } from './permission-args.js';
 import { answerWrongFramework, type AdapterFramework } from './wrong-framework.js';
 
-export type { AuthenticateOptions, GuardMode, PermissionArgs, ResourceResolver, RouteOptions };
-
-/** What a guard attaches to the request (`req.iam`, `ctx.state.iam`, `request.iam`). */
-export interface IamState {
-  /** The verified bearer token. Never log it. */
-  readonly token: string;
-  /** The verified claims. */
-  readonly claims: IamClaims;
-  /** The permission decision; absent after `authenticate()` alone. With several resources: the last one. */
-  readonly decision?: Decision;
-  /** Every decision, when the resolver returned several resources (or `requireAnyPermission` asked several permissions). */
-  readonly decisions?: readonly Decision[];
-  /** `true` when the route runs in `report` mode and the permission was denied: the request went on anyway. */
-  readonly shadow?: boolean;
-}
+export type { AuthenticateOptions, PermissionArgs, ResourceResolver, RouteOptions };
 
 /** Options every adapter shares. */
 export interface GuardOptions {

@@ -13,10 +13,8 @@ export {
   type AuthenticateOptions,
   type Guard,
   type GuardFactory,
-  type GuardMode,
   type GuardOptions,
   type Guards,
-  type IamState,
   type PermissionArgs,
   type Refusal,
   type ResourceResolver,
@@ -27,4 +25,5 @@ export { createRequirementGuards, type Requirement, type RequirementGuards } fro
 export { refuseNulls } from '../lib/option-checks.js';
 export { settledValue } from '../lib/settled.js';
 export type { AdapterFramework } from './wrong-framework.js';
+export type { GuardMode, IamState } from '../types.js';
 export { toErrorResponse, toResponse, type ErrorResponse, type ErrorResponseOptions, type ProblemDetails } from '../errors.js';
