@@ -7,5 +7,5 @@ export { IamAuthzModule, IAM_AUTHORIZER, type IamAuthzModuleOptions, type IamAut
 export { IamGuard } from './guard.js';
 export { IamHttpException, IamExceptionFilter } from './exception.js';
 export { Iam, type IamRequestView } from './locate.js';
-export { IAM_REQUIREMENT } from './discovery.js';
-export { RequirePermission, RequireAnyPermission, Authenticated, Public, type IamRequirement, type NestResourceResolver } from './requirements.js';
+export { IAM_REQUIREMENT, type IamRequirement } from './metadata.js';
+export { RequirePermission, RequireAnyPermission, Authenticated, Public, type NestResourceResolver } from './requirements.js';
