@@ -6,21 +6,10 @@
  * send its answer (the error already knows it: `status`, `headers`, `problemDetails`,
  * `getResponse()`). `adapters/express/index.ts` is a 60-line example.
  */
-export {
-  createGuards,
-  splitGuardOptions,
-  wrapGuards,
-  type AuthenticateOptions,
-  type Guard,
-  type GuardFactory,
-  type GuardOptions,
-  type Guards,
-  type PermissionArgs,
-  type Refusal,
-  type ResourceResolver,
-  type RouteOptions,
-} from './guards.js';
-export { parseAuthenticateOptions, parsePermissionArgs } from './permission-args.js';
+export { createGuards, wrapGuards } from './guards.js';
+export { splitGuardOptions, type GuardOptions } from './guard-options.js';
+export type { Guard, GuardFactory, Guards, Refusal } from './guard-types.js';
+export { parseAuthenticateOptions, parsePermissionArgs, type AuthenticateOptions, type PermissionArgs, type ResourceResolver, type RouteOptions } from './permission-args.js';
 export { createRequirementGuards, type Requirement, type RequirementGuards } from './requirements.js';
 export { refuseNulls } from '../lib/option-checks.js';
 export { settledValue } from '../lib/settled.js';

@@ -4,7 +4,7 @@
  * made once and shared by every request and every guard instance.
  */
 import type { InventoryRoute } from '../inventory.js';
-import type { Guard, Guards } from './guards.js';
+import type { Guard, Guards } from './guard-types.js';
 import type { PermissionArgs } from './permission-args.js';
 
 /** What a handler or class requires, as a decorator records it. */
