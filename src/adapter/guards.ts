@@ -6,7 +6,7 @@
  * checked in guard-options.ts, the permission guard is permission-guard.ts, the shapes guard-types.ts.
  */
 import type { Authorizer } from '../authorizer.js';
-import { answerOf, IamAuthzError, withAnswerOptions } from '../errors.js';
+import { IamAuthzError, toErrorResponse, withAnswerOptions } from '../errors.js';
 import { inventoryOf, type InventoryRoute } from '../inventory.js';
 import { fresh, settledValue } from '../lib/settled.js';
 import type { IamState, Identity } from '../types.js';
@@ -24,10 +24,12 @@ import { answerWrongFramework } from './wrong-framework.js';
 export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions = {}, adapter = 'createGuards', adapterOptions: readonly string[] = []): Guards<Req> {
   const { responseOptions, mode, passErrors } = checkGuardOptions(adapter, authorizer, options, adapterOptions);
 
-  /** Where a guard rejects: the error leaves knowing its answer under this adapter's options, for any renderer. */
+  /**
+   * Where a guard rejects: the error leaves carrying its answer under this adapter's options, for
+   * any renderer (`headers`, `problemDetails`, `getResponse()`, the framework's error handler).
+   */
   function rejected(error: unknown): never {
-    if (error instanceof IamAuthzError) withAnswerOptions(error, responseOptions);
-    throw error;
+    throw error instanceof IamAuthzError ? withAnswerOptions(error, responseOptions) : error;
   }
 
   /** {@link rejected}, as a rejected promise. */
@@ -46,7 +48,7 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
       const returned = await runOnError();
       if (answered(returned)) return { action: 'done', returned };
     }
-    return { action: 'answer', answer: answerOf(withAnswerOptions(error, responseOptions)) };
+    return { action: 'answer', answer: toErrorResponse(error, responseOptions) };
   }
   const inventory = inventoryOf(authorizer);
   /** The route of the guards being made inside `at()`. */
@@ -88,7 +90,7 @@ export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions 
     requirePermission: (...args: unknown[]) => permission(parsePermissionArgs('requirePermission', false, args)),
     requireAnyPermission: (...args: unknown[]) => permission(parsePermissionArgs('requireAnyPermission', true, args)),
     permission,
-    errorResponse: (error) => answerOf(withAnswerOptions(error, responseOptions)),
+    errorResponse: (error) => toErrorResponse(error, responseOptions),
     passErrors,
     refusal,
     answerWrongFramework,
