@@ -1,10 +1,11 @@
 /**
  * `iam-authz/express`: route guards for Express 4 and 5. A thin shim over the adapter kit
- * (`iam-authz/adapter`); it imports only the public core.
+ * (`iam-authz/adapter`); it reaches no internals but the adapters' entry.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Authorizer, IamAuthzError } from '../../src/index.js';
-import { createGuards, settledValue, wrapGuards, type ErrorResponse, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
+import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
+import { wrapGuards, type ErrorResponse, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
+import { createInternalGuards, settledValue } from '../../src/adapter/internal.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own types live in this global namespace
@@ -36,7 +37,7 @@ function send(res: Response, answer: ErrorResponse): void {
  * problem+json bodies, `req.iam` set on success. Throws a `TypeError` for an invalid option.
  */
 export function expressAuthz(authorizer: Authorizer, options: ExpressAuthzOptions = {}): ExpressAuthz {
-  const guards = createGuards<Request>(authorizer, options, 'expressAuthz', ['onError']);
+  const guards = createInternalGuards<Request>(authorizer, options, 'expressAuthz', ['onError']);
   const { onError } = options;
 
   function middleware(guard: Guard<Request>): RequestHandler {

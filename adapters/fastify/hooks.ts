@@ -3,8 +3,9 @@
  * plugin (plugin.ts): one place both import, so neither imports the other.
  */
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { Authorizer, IamAuthzError } from '../../src/index.js';
-import { createGuards, settledValue, wrapGuards, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
+import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
+import { wrapGuards, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
+import { createInternalGuards, settledValue } from '../../src/adapter/internal.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -33,7 +34,7 @@ export type FastifyAuthz = GuardFactory<FastifyRequest, IamHook>;
 
 /** The hooks; `name` is who the user called (`fastifyAuthz`, or the `iamAuthz` plugin), for messages. */
 export function hooksOver(authorizer: Authorizer, options: FastifyAuthzOptions, name: string): FastifyAuthz {
-  const guards = createGuards<FastifyRequest>(authorizer, options, name, ['onError']);
+  const guards = createInternalGuards<FastifyRequest>(authorizer, options, name, ['onError']);
   const { onError } = options;
 
   function hook(guard: Guard<FastifyRequest>): IamHook {

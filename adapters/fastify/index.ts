@@ -1,7 +1,7 @@
 /**
  * `iam-authz/fastify`: `onRequest`/`preHandler` hooks for Fastify 5 (made in `hooks.ts`), and (in
  * `plugin.ts`) a plugin that decorates the request and closes the authorizer with the server. A
- * thin shim over the adapter kit (`iam-authz/adapter`); it imports only the public core.
+ * thin shim over the adapter kit (`iam-authz/adapter`); it reaches no internals but the adapters' entry.
  */
 import type { Authorizer } from '../../src/index.js';
 import { hooksOver, type FastifyAuthz, type FastifyAuthzOptions } from './hooks.js';

@@ -3,7 +3,7 @@
  * decorators (requirements.ts), the guard (guard.ts) and the start-up scan (discovery.ts) share.
  */
 import { Reflector } from '@nestjs/core';
-import type { Requirement } from '../../src/adapter/index.js';
+import type { Requirement } from '../../src/adapter/internal.js';
 import type { IamRequestView } from './locate.js';
 
 /** The metadata key under which the decorators store a route's {@link IamRequirement}. */

@@ -4,7 +4,8 @@
  */
 import type { FactoryProvider, ModuleMetadata } from '@nestjs/common';
 import type { Authorizer, AuthorizerOptions } from '../../src/index.js';
-import { refuseNulls, type GuardOptions } from '../../src/adapter/index.js';
+import type { GuardOptions } from '../../src/adapter/index.js';
+import { refuseNulls } from '../../src/adapter/internal.js';
 
 /**
  * The adapter's own options (the response options every adapter shares). No `passErrors`: Nest

@@ -3,7 +3,8 @@
  * arguments are checked by the adapter kit's one parser, when the decorator is applied.
  */
 import { SetMetadata, UseGuards, type CustomDecorator } from '@nestjs/common';
-import { parseAuthenticateOptions, parsePermissionArgs, type ResourceResolver, type RouteOptions } from '../../src/adapter/index.js';
+import type { ResourceResolver, RouteOptions } from '../../src/adapter/index.js';
+import { parseAuthenticateOptions, parsePermissionArgs } from '../../src/adapter/internal.js';
 import { IamGuard } from './guard.js';
 import type { IamRequestView } from './locate.js';
 import { IAM_REQUIREMENT, type IamRequirement } from './metadata.js';

@@ -1,6 +1,7 @@
 /**
  * The shapes of the adapter kit: a framework-neutral `Guard`, the `Guards` an adapter gets from
- * `createGuards`, what becomes of a refusal (`Refusal`), and the `GuardFactory` an adapter returns.
+ * `createGuards` (`InternalGuards`, with what only the library's own adapters use), what becomes
+ * of a refusal (`Refusal`), and the `GuardFactory` an adapter returns.
  */
 import type { ErrorResponse, IamAuthzError } from '../errors.js';
 import type { InventoryRoute } from '../inventory.js';
@@ -26,8 +27,6 @@ export interface Guards<Req> {
   requireAnyPermission(service: string, permissions: readonly string[], type: string, resolve: ResourceResolver<Req>, options?: RouteOptions): Guard<Req>;
   /** The same on node ids. */
   requireAnyPermission(service: string, permissions: readonly string[], node: { node: ResourceResolver<Req> }, options?: RouteOptions): Guard<Req>;
-  /** The permission guard of arguments already checked by {@link parsePermissionArgs} (e.g. by a decorator). */
-  permission(args: PermissionArgs<Req>): Guard<Req>;
   /** The HTTP answer for an `IamAuthzError` under this adapter's options (for errors caught elsewhere, e.g. from `authorizer.authorize`). */
   errorResponse(error: IamAuthzError): ErrorResponse;
   /** The `passErrors` option, resolved. */
@@ -39,6 +38,12 @@ export interface Guards<Req> {
    * with the error's own answer. Never lets the request through.
    */
   refusal(error: unknown, onError: (() => unknown) | undefined, answered: (returned: unknown) => boolean): Promise<Refusal>;
+}
+
+/** {@link Guards}, and what only the library's own adapters use (from `src/adapter/internal.ts`). */
+export interface InternalGuards<Req> extends Guards<Req> {
+  /** The permission guard of arguments already checked by `parsePermissionArgs` (e.g. by a decorator). */
+  permission(args: PermissionArgs<Req>): Guard<Req>;
   /**
    * For an adapter's handler called with another framework's arguments (`own`: the adapter's
    * framework; `args`: what its handler got): answers 500 `application/problem+json` in the calling

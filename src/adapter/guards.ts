@@ -11,17 +11,23 @@ import { inventoryOf, type InventoryRoute } from '../inventory.js';
 import { fresh, settledValue } from '../lib/settled.js';
 import type { IamState, Identity } from '../types.js';
 import { checkGuardOptions, type GuardOptions } from './guard-options.js';
-import type { Guard, GuardFactory, Guards, Refusal } from './guard-types.js';
+import type { Guard, GuardFactory, Guards, InternalGuards, Refusal } from './guard-types.js';
 import { parseAuthenticateOptions, parsePermissionArgs, type AuthenticateOptions, type PermissionArgs } from './permission-args.js';
 import { permissionGuard } from './permission-guard.js';
 import { answerWrongFramework } from './wrong-framework.js';
 
 /**
- * Builds the guards for an adapter; options are validated here (`TypeError` naming the option and
- * `adapter`). `adapterOptions` lists the adapter's own option names (e.g. `onError`), which are
- * accepted but not read here; any other unknown name is refused.
+ * Builds the guards for an adapter over `authorizer`; options are validated here (`TypeError`
+ * naming the option and `adapter`, the name your users call, e.g. `myFrameworkAuthz`).
+ * `adapterOptions` lists your adapter's own option names (e.g. `onError`), which are accepted but
+ * not read here; any other unknown name is refused.
  */
 export function createGuards<Req>(authorizer: Authorizer, options: GuardOptions = {}, adapter = 'createGuards', adapterOptions: readonly string[] = []): Guards<Req> {
+  return createInternalGuards(authorizer, options, adapter, adapterOptions);
+}
+
+/** {@link createGuards}, with what only the library's own adapters use (`permission`, `at`, `answerWrongFramework`). */
+export function createInternalGuards<Req>(authorizer: Authorizer, options: GuardOptions = {}, adapter = 'createGuards', adapterOptions: readonly string[] = []): InternalGuards<Req> {
   const { responseOptions, mode, passErrors } = checkGuardOptions(adapter, authorizer, options, adapterOptions);
 
   /**
