@@ -7,7 +7,8 @@
  */
 import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel';
 import { metrics, SpanStatusCode, trace, type Attributes, type BatchObservableResult, type Meter, type Span, type Tracer } from '@opentelemetry/api';
-import { channels, type Authorizer, type CacheStatus, type Decision, type DecisionEvent, type Identity } from '../../src/index.js';
+import { channels, type Authorizer, type Decision, type DecisionEvent, type Identity } from '../../src/index.js';
+import type { CacheStatus } from '../../src/adapter/internal.js';
 
 /** Where the spans and metrics go. */
 export interface IamAuthzInstrumentationOptions {

@@ -12,3 +12,5 @@ export { createRequirementGuards, type Requirement, type RequirementGuards } fro
 export type { AdapterFramework } from './wrong-framework.js';
 export { refuseNulls } from '../lib/option-checks.js';
 export { settledValue } from '../lib/settled.js';
+// Types the integrations read that applications need not name (documented where they are used).
+export type { CacheStatus } from '../authorizer-types.js';

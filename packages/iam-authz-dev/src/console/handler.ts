@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { RolePolicy } from 'iam-authz';
+import type { RolePolicy } from '../policy.js';
 import { DevIamConfigError, validateConfig, type DevIamConfig } from '../config.js';
 import { loadAssets, type ConsoleAssets } from './assets.js';
 import { Explainer } from './explain.js';
