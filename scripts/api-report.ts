@@ -19,6 +19,8 @@ export interface ApiEntry {
   readonly kind: string;
   /** Exported as a type only (`export type { … }`, an interface, a type alias). */
   readonly typeOnly: boolean;
+  /** Whether its declaration has a TSDoc comment (not part of the written report). */
+  readonly documented: boolean;
 }
 
 /** What one subpath exports, by name. */
@@ -79,7 +81,8 @@ export function apiReport(): ApiSubpath[] {
       }
       const kinds = [...new Set((symbol.declarations ?? []).map(kindOf))];
       const isValue = (symbol.flags & ts.SymbolFlags.Value) !== 0;
-      return { name: exported.name, kind: kinds.join(' + '), typeOnly: typeOnly || !isValue };
+      const documented = symbol.getDocumentationComment(checker).some((part) => part.text.trim() !== '');
+      return { name: exported.name, kind: kinds.join(' + '), typeOnly: typeOnly || !isValue, documented };
     });
     return { specifier, source, entries: names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) };
   });

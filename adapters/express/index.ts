@@ -17,6 +17,7 @@ declare global {
   }
 }
 
+/** Options of {@link expressAuthz}: the options every adapter shares, and `onError`. */
 export interface ExpressAuthzOptions extends GuardOptions {
   /**
    * Renders 401/403/503 yourself. Answer before it returns, or return a promise that settles once

@@ -18,6 +18,7 @@ declare module 'fastify' {
   }
 }
 
+/** Options of `fastifyAuthz` and of the `iamAuthz` plugin: the options every adapter shares, and `onError`. */
 export interface FastifyAuthzOptions extends GuardOptions {
   /**
    * Renders 401/403/503 yourself; if the reply is not sent when it returns (or its promise settles),

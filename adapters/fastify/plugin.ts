@@ -10,6 +10,7 @@ import { hooksOver, type FastifyAuthzOptions } from './hooks.js';
 /** The plugin's own options besides `authorizer` (the hooks' options). */
 const PLUGIN_OPTIONS = new Set(['realm', 'exposeDecision', 'retryAfterSec', 'passErrors', 'mode', 'onError']);
 
+/** Options of the {@link iamAuthz} plugin: the hooks' options and the authorizer. */
 export interface IamAuthzPluginOptions extends FastifyAuthzOptions {
   /** The authorizer to use; it is closed when the server closes. */
   authorizer: Authorizer;

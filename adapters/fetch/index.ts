@@ -8,6 +8,7 @@ import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
 import { toResponse, wrapGuards, type AuthenticateOptions, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
 import { createInternalGuards } from '../../src/adapter/internal.js';
 
+/** Options of {@link createFetchGuards}: the options every adapter shares, and `onError`. */
 export interface FetchAuthzOptions extends GuardOptions {
   /** Renders 401/403/503 yourself; anything but a `Response` returned → the default answer. Not with `passErrors`. Default: none. */
   onError?: (error: IamAuthzError, request: Request) => Response | Promise<Response>;

@@ -15,6 +15,7 @@ declare module 'hono' {
   }
 }
 
+/** Options of {@link honoAuthz}: the options every adapter shares, and `onError`. */
 export interface HonoAuthzOptions extends GuardOptions {
   /** Renders 401/403/503 yourself; anything but a `Response` returned → the default answer. Not with `passErrors`. Default: none. */
   onError?: (error: IamAuthzError, c: Context) => Response | Promise<Response>;

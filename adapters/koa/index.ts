@@ -14,6 +14,7 @@ declare module 'koa' {
   }
 }
 
+/** Options of {@link koaAuthz}: the options every adapter shares, and `onError`. */
 export interface KoaAuthzOptions extends GuardOptions {
   /**
    * Renders 401/403/503 yourself (set `ctx.body`, or `ctx.status`); if it leaves Koa's default 404

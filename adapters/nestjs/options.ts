@@ -27,6 +27,7 @@ export type IamAuthzModuleOptions =
     authorizer: Authorizer;
   });
 
+/** Options of `IamAuthzModule.forRootAsync`: a factory of the module's options, with what it needs. */
 export interface IamAuthzAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
   /** Builds the options, e.g. from `ConfigService`. */
   useFactory: (...args: never[]) => IamAuthzModuleOptions | Promise<IamAuthzModuleOptions>;
