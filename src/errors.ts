@@ -295,11 +295,3 @@ function copyOf<E extends IamAuthzError>(error: E): E {
 function quote(value: string): string {
   return `"${value.replace(/[^\x20-\x7e]/g, '?').replace(/["\\]/g, '\\$&')}"`;
 }
-
-/** Checks a `realm` option once, at construction. */
-export function checkRealm(realm: unknown, where?: string): string {
-  if (typeof realm !== 'string' || realm.length === 0 || /[^\x20-\x7e]/.test(realm)) {
-    throw new TypeError(`${where === undefined ? '' : `${where}: `}"realm" must be a non-empty string of printable ASCII`);
-  }
-  return realm;
-}

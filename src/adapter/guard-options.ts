@@ -4,7 +4,7 @@
  * usual mistake (createAuthorizer's options in its place) gets a message saying what to pass.
  */
 import type { Authorizer } from '../authorizer.js';
-import { checkRealm, type ErrorResponseOptions } from '../errors.js';
+import type { ErrorResponseOptions } from '../errors.js';
 import { refuseNulls } from '../lib/option-checks.js';
 import type { GuardMode } from '../types.js';
 import { checkMode, checkOptionsObject } from './permission-args.js';
@@ -89,6 +89,14 @@ export function splitGuardOptions(options: object): {
     else if (value !== undefined) guardOptions[key] = value;
   }
   return { guardOptions, rest };
+}
+
+/** A `realm`: printable ASCII, since it is written into the `WWW-Authenticate` header. */
+function checkRealm(realm: unknown, where: string): string {
+  if (typeof realm !== 'string' || realm.length === 0 || /[^\x20-\x7e]/.test(realm)) {
+    throw new TypeError(`${where}: "realm" must be a non-empty string of printable ASCII`);
+  }
+  return realm;
 }
 
 /**
