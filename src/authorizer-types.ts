@@ -3,7 +3,10 @@ import type { AccessibleQuery, AuthorizeQuery, PermissionsQuery } from './decide
 import type { InventoryEntry, UngrantedPermission } from './inventory.js';
 import type { AccessibleResource, Caller, Decision, HeldPermission, Identity } from './types.js';
 
-/** What {@link Authorizer.ready} warms besides the signing keys. */
+/**
+ * What {@link Authorizer.ready} warms besides the signing keys.
+ * @inline
+ */
 export interface ReadyOptions {
   /**
    * Application ids (the tokens' `app`) whose role policy is fetched now, so the first request of
@@ -17,6 +20,7 @@ export interface ReadyOptions {
  * Where one cached copy (an issuer's signing keys, an application's policy) stands. `state`:
  * `cold` (nothing usable held), `fresh` (younger than `ttlMs`), `stale` (older, not yet refreshed,
  * no failure), `failing` (the last fetch failed; a copy may still be served until `ttlMs + maxStaleMs`).
+ * @inline
  */
 export interface CacheStatus {
   /**
@@ -35,7 +39,10 @@ export interface CacheStatus {
   readonly backoffMs: number;
 }
 
-/** What {@link Authorizer.status} returns: plain JSON, no token, no key, no policy body. */
+/**
+ * What {@link Authorizer.status} returns: plain JSON, no token, no key, no policy body.
+ * @inline
+ */
 export interface AuthorizerStatus {
   /** Per accepted issuer: its signing keys (the key ids held, sorted). */
   readonly issuers: Record<string, CacheStatus & {
@@ -72,7 +79,10 @@ export interface AuthorizerStatus {
   };
 }
 
-/** What {@link Authorizer.ready} resolves with: per accepted issuer, whether its keys (and asked policies) were had. */
+/**
+ * What {@link Authorizer.ready} resolves with: per accepted issuer, whether its keys (and asked policies) were had.
+ * @inline
+ */
 export interface ReadyReport {
   /** Per accepted issuer: ready, or why not. */
   readonly issuers: Record<string, {
@@ -134,7 +144,7 @@ export interface Authorizer {
   }>;
   /**
    * Fetches each issuer's JWKS now instead of on the first request, and the role policy of each of
-   * `options.applications` (with `policyToken`). Resolves with a {@link ReadyReport} when at least one
+   * `options.applications` (with `policyToken`). Resolves with a report (per issuer: ready, or why not) when at least one
    * issuer is ready — with several issuers, one IAM's outage does not hold the others' tokens back
    * (that issuer's tokens get 503 until it answers; check the report or `status()`). Rejects, with
    * the first issuer's error, only when no issuer is ready: 503, whose `misconfigured` tells a wrong

@@ -38,7 +38,7 @@ export interface ProblemDetails {
   readonly decision?: Decision;
 }
 
-/** What shapes an error's answer; an adapter attaches its own options to the errors its guards throw. */
+/** What shapes an error's answer; the errors an adapter's guards reject with carry the adapter's own. */
 export interface ErrorResponseOptions {
   /** `realm` of the `WWW-Authenticate` challenge. Default `"iam"`. */
   readonly realm: string;
@@ -58,11 +58,17 @@ export interface ErrorResponse {
   readonly body: ProblemDetails;
 }
 
-/** The answer of an error nobody attached options to: what `authenticate()` or `check()` throw. */
+/** The answer of an error no guard rejected with: what `authenticate()` or `check()` throw. */
 const DEFAULT_ANSWER: ErrorResponseOptions = Object.freeze({ realm: 'iam', exposeDecision: false, retryAfterSec: 5 });
 
-/** The options attached by a guard (the adapter's realm, exposeDecision, retryAfterSec). */
-const attached = new WeakMap<IamAuthzError, ErrorResponseOptions>();
+/**
+ * Where an error keeps the answer options of the guard that rejected with it (the adapter's realm,
+ * `exposeDecision`, `retryAfterSec`): an own, non-enumerable, read-only property under a symbol no
+ * other module holds, so that the error renders from itself alone.
+ */
+const ANSWER_OPTIONS = Symbol('iam-authz.answerOptions');
+
+type Answering = { readonly [ANSWER_OPTIONS]?: ErrorResponseOptions };
 
 /** Base class of every error the library throws or rejects with at request time. */
 export class IamAuthzError extends Error {
@@ -225,7 +231,8 @@ const TITLES: Readonly<Record<number, string>> = { 401: 'Unauthorized', 403: 'Fo
 
 /**
  * The HTTP answer for an error under explicit options; `error.headers`, `problemDetails` and
- * `getResponse()` use the options a guard attached, else the defaults (realm `"iam"`, 5 s, no decision).
+ * `getResponse()` use the options of the guard that rejected with it, else the defaults (realm
+ * `"iam"`, 5 s, no decision).
  */
 export function toErrorResponse(error: IamAuthzError, options: ErrorResponseOptions): ErrorResponse {
   const { status, code } = error;
@@ -253,29 +260,38 @@ export function toResponse(answer: ErrorResponse, method?: string): Response {
   return new Response(method === 'HEAD' ? null : JSON.stringify(answer.body), { status: answer.status, headers });
 }
 
-/** The error's answer under the options a guard attached, else the defaults. */
+/** The error's answer under the options it carries (those of the guard that rejected with it), else the defaults. */
 export function answerOf(error: IamAuthzError): ErrorResponse {
-  return toErrorResponse(error, attached.get(error) ?? DEFAULT_ANSWER);
+  return toErrorResponse(error, (error as Answering)[ANSWER_OPTIONS] ?? DEFAULT_ANSWER);
 }
 
 /**
- * Attaches the answer options of whoever throws the error on (a guard: its adapter's realm,
- * `retryAfterSec`, `exposeDecision`); returns the error. The last attachment wins.
+ * The error, carrying the answer options of a guard that rejects with it (its adapter's realm,
+ * `retryAfterSec`, `exposeDecision`). An error's options are set once and never changed: an error
+ * that carries none gets these; one that carries others — shared by requests to two adapters, say
+ * a policy outage every waiting request is rejected with — is copied, so that each adapter hands
+ * on an error that renders its own answer, whenever it is rendered.
  */
 export function withAnswerOptions<E extends IamAuthzError>(error: E, options: ErrorResponseOptions): E {
-  attached.set(error, options);
-  return error;
+  const carried = (error as Answering)[ANSWER_OPTIONS];
+  if (carried === options) return error;
+  const answering = carried === undefined ? error : copyOf(error);
+  Object.defineProperty(answering, ANSWER_OPTIONS, { value: options });
+  return answering;
+}
+
+/** A copy of `error`: the same class, message, stack, cause and fields, without answer options. */
+function copyOf<E extends IamAuthzError>(error: E): E {
+  const copy = Object.create(Object.getPrototypeOf(error) as object) as E;
+  for (const key of Reflect.ownKeys(error)) {
+    if (key !== ANSWER_OPTIONS) Object.defineProperty(copy, key, Object.getOwnPropertyDescriptor(error, key) as PropertyDescriptor);
+  }
+  // V8 may keep `stack` as an accessor of the original's internals: the copy holds its text.
+  Object.defineProperty(copy, 'stack', { value: error.stack, writable: true, configurable: true, enumerable: false });
+  return copy;
 }
 
 /** An RFC 9110 quoted-string: backslash-escapes `"` and `\`, replaces anything not printable ASCII. */
 function quote(value: string): string {
   return `"${value.replace(/[^\x20-\x7e]/g, '?').replace(/["\\]/g, '\\$&')}"`;
-}
-
-/** Checks a `realm` option once, at construction. */
-export function checkRealm(realm: unknown, where?: string): string {
-  if (typeof realm !== 'string' || realm.length === 0 || /[^\x20-\x7e]/.test(realm)) {
-    throw new TypeError(`${where === undefined ? '' : `${where}: `}"realm" must be a non-empty string of printable ASCII`);
-  }
-  return realm;
 }

@@ -3,7 +3,7 @@
  *
  * Glossary — one word per concept; new names use the word chosen, never the ones listed "not".
  * - **identity** (`Identity`): a verified token — token, header, claims. The decision API takes
- *   a `Caller` (`{ token, claims }`, what it needs of an identity); a guard's result attached to
+ *   a caller (`Caller`: `{ token, claims }`, what it needs of an identity); a guard's result attached to
  *   the request is its **state** (`IamState`: the identity plus its decision). Not "principal",
  *   "user", "auth".
  * - **actor**: who the token speaks for; `sub` is the protocol's claim holding the actor id (wire
@@ -25,10 +25,13 @@
  * - **answer**: the HTTP response an error carries (`ErrorResponse`: status, headers, body).
  * - **permission arguments**: what a permission guard is given — service, permission(s), the
  *   **target** (a resource type and a resolver, or `{ node }`), route options — parsed once by
- *   `parsePermissionArgs` (`iam-authz/adapter`) into `PermissionArgs`.
+ *   `parsePermissionArgs` (src/adapter/permission-args.ts) into `PermissionArgs`.
  */
 
-/** One access reference (`ars` element), normalised: every field is an array of strings. */
+/**
+ * One access reference (`ars` element), normalised: every field is an array of strings.
+ * @inline
+ */
 export interface AccessReference {
   /** Role keys. */
   readonly r: readonly string[];
@@ -38,7 +41,10 @@ export interface AccessReference {
   readonly n: readonly string[];
 }
 
-/** The JOSE header of a verified IAM token (docs/protocol.md, "The access token"). */
+/**
+ * The JOSE header of a verified IAM token (docs/protocol.md, "The access token").
+ * @inline
+ */
 export interface IamTokenHeader {
   /** Signature algorithm, e.g. `RS256`. */
   readonly alg: string;
@@ -79,8 +85,14 @@ export interface IamClaims {
 /**
  * What the decision API needs of a verified caller: its token (for the policy fetch) and claims.
  * An {@link Identity} is one, and so is a guard's `req.iam` state.
+ * @inline
  */
-export type Caller = Pick<Identity, 'token' | 'claims'>;
+export interface Caller {
+  /** The compact JWT as presented. Never log it. */
+  readonly token: string;
+  /** The verified claims. */
+  readonly claims: IamClaims;
+}
 
 /** A verified caller. Frozen: it may be shared between requests through the token cache. */
 export interface Identity {
@@ -116,7 +128,7 @@ export interface Role {
   readonly servicePolicies?: readonly ServicePolicy[];
 }
 
-/** Response of the policy API (spec §2.3). */
+/** Response of the policy API (spec §2.3): the library reads it; the development kit (`iam-authz-dev`) serves it. */
 export interface RolePolicy {
   /** The application the policy belongs to (the token's `app`). */
   readonly applicationId: string;
@@ -126,7 +138,14 @@ export interface RolePolicy {
   readonly roles: readonly Role[];
 }
 
-/** Why a decision came out as it did. Stable strings. */
+/**
+ * Why a decision came out as it did. Stable strings: `GRANTED`; `INVALID_RESOURCE` (the resource
+ * reference was empty or not a string); `NO_MATCHING_REFERENCE` (no access reference in the token
+ * names the resource); `ROLE_NOT_IN_POLICY` (the token's roles for the resource are not in the
+ * application's policy); `NO_SERVICE_POLICY` (none of those roles has a service policy for the
+ * service); `PERMISSION_NOT_GRANTED` (none lists the permission).
+ * @inline
+ */
 export type DecisionReason =
   | 'GRANTED'
   /** The resource reference was empty or not a string. */
@@ -159,11 +178,31 @@ export interface Decision {
   };
   /** `changeId` of the policy the decision was made with; `undefined` when none was needed (no roles for the resource). */
   readonly changeId: string | undefined;
-  /** Which step decided; see {@link DecisionReason}. */
+  /** Which step decided (a stable string; docs/decisions.md lists them). */
   readonly reason: DecisionReason;
 }
 
-/** A resource the caller may act on, with the roles that grant the permission there (`accessible` with `explain: true`). */
+/** `enforce`: a denial is a 403. `report`: a denial is logged (`shadow: true`) and the request proceeds; 401 and 503 stay. */
+export type GuardMode = 'enforce' | 'report';
+
+/** What a guard attaches to the request (`req.iam`, `ctx.state.iam`, `request.iam`). */
+export interface IamState {
+  /** The verified bearer token. Never log it. */
+  readonly token: string;
+  /** The verified claims. */
+  readonly claims: IamClaims;
+  /** The permission decision; absent after `authenticate()` alone. With several resources: the last one. */
+  readonly decision?: Decision;
+  /** Every decision, when the resolver returned several resources (or `requireAnyPermission` asked several permissions). */
+  readonly decisions?: readonly Decision[];
+  /** `true` when the route runs in `report` mode and the permission was denied: the request went on anyway. */
+  readonly shadow?: boolean;
+}
+
+/**
+ * A resource the caller may act on, with the roles that grant the permission there (`accessible` with `explain: true`).
+ * @inline
+ */
 export interface AccessibleResource {
   /** The reference's value (`WVW1` of `VIN=WVW1`), or the node id. */
   readonly value: string;
@@ -171,7 +210,10 @@ export interface AccessibleResource {
   readonly roles: readonly string[];
 }
 
-/** A permission held on a resource (`permissionsFor`), with the roles that grant it. */
+/**
+ * A permission held on a resource (`permissionsFor`), with the roles that grant it.
+ * @inline
+ */
 export interface HeldPermission {
   /** The permission key, e.g. `WRITE`. */
   readonly permission: string;

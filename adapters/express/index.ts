@@ -1,10 +1,11 @@
 /**
  * `iam-authz/express`: route guards for Express 4 and 5. A thin shim over the adapter kit
- * (`iam-authz/adapter`); it imports only the public core.
+ * (`iam-authz/adapter`); it reaches no internals but the adapters' entry.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Authorizer, IamAuthzError } from '../../src/index.js';
-import { createGuards, settledValue, wrapGuards, type ErrorResponse, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
+import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
+import { wrapGuards, type ErrorResponse, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
+import { createInternalGuards, settledValue } from '../../src/adapter/internal.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own types live in this global namespace
@@ -16,6 +17,7 @@ declare global {
   }
 }
 
+/** Options of {@link expressAuthz}: the options every adapter shares, and `onError`. */
 export interface ExpressAuthzOptions extends GuardOptions {
   /**
    * Renders 401/403/503 yourself. Answer before it returns, or return a promise that settles once
@@ -36,7 +38,7 @@ function send(res: Response, answer: ErrorResponse): void {
  * problem+json bodies, `req.iam` set on success. Throws a `TypeError` for an invalid option.
  */
 export function expressAuthz(authorizer: Authorizer, options: ExpressAuthzOptions = {}): ExpressAuthz {
-  const guards = createGuards<Request>(authorizer, options, 'expressAuthz', ['onError']);
+  const guards = createInternalGuards<Request>(authorizer, options, 'expressAuthz', ['onError']);
   const { onError } = options;
 
   function middleware(guard: Guard<Request>): RequestHandler {

@@ -1,36 +1,13 @@
 /**
- * `iam-authz/fastify`: `onRequest`/`preHandler` hooks for Fastify 5, and (in `plugin.ts`) a plugin
- * that decorates the request and closes the authorizer with the server. A thin shim over the
- * adapter kit (`iam-authz/adapter`); it imports only the public core.
+ * `iam-authz/fastify`: `onRequest`/`preHandler` hooks for Fastify 5 (made in `hooks.ts`), and (in
+ * `plugin.ts`) a plugin that decorates the request and closes the authorizer with the server. A
+ * thin shim over the adapter kit (`iam-authz/adapter`); it reaches no internals but the adapters' entry.
  */
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { Authorizer, IamAuthzError } from '../../src/index.js';
-import { createGuards, settledValue, wrapGuards, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
+import type { Authorizer } from '../../src/index.js';
+import { hooksOver, type FastifyAuthz, type FastifyAuthzOptions } from './hooks.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Set by `iam-authz/fastify` hooks once the token is verified (and the permission granted); `null` before. */
-    iam: IamState | null;
-  }
-  interface FastifyInstance {
-    /** Added by the `iamAuthz` plugin. */
-    iamAuthz: FastifyAuthz;
-  }
-}
-
-export interface FastifyAuthzOptions extends GuardOptions {
-  /**
-   * Renders 401/403/503 yourself; if the reply is not sent when it returns (or its promise settles),
-   * the default answer is. Not with `passErrors`. Default: none.
-   */
-  onError?: (error: IamAuthzError, request: FastifyRequest, reply: FastifyReply) => void | Promise<void>;
-}
-
-/** A hook usable as `onRequest` or `preHandler`. */
-export type IamHook = preHandlerAsyncHookHandler;
-
-/** `{ authenticate(), requirePermission(service, permission, type, resolve) | (…, { node: resolve }) }` as Fastify hooks. */
-export type FastifyAuthz = GuardFactory<FastifyRequest, IamHook>;
+export type { FastifyAuthz, FastifyAuthzOptions, IamHook } from './hooks.js';
+export { iamAuthz, type IamAuthzPluginOptions } from './plugin.js';
 
 /**
  * Fastify 5 hooks over `authorizer`: 401/403/503 answered as RFC 6750 challenges with problem+json
@@ -39,42 +16,3 @@ export type FastifyAuthz = GuardFactory<FastifyRequest, IamHook>;
 export function fastifyAuthz(authorizer: Authorizer, options: FastifyAuthzOptions = {}): FastifyAuthz {
   return hooksOver(authorizer, options, 'fastifyAuthz');
 }
-
-/** The hooks; `name` is who the user called (`fastifyAuthz`, or the `iamAuthz` plugin), for messages. @internal */
-export function hooksOver(authorizer: Authorizer, options: FastifyAuthzOptions, name: string): FastifyAuthz {
-  const guards = createGuards<FastifyRequest>(authorizer, options, name, ['onError']);
-  const { onError } = options;
-
-  function hook(guard: Guard<FastifyRequest>): IamHook {
-    return async function iamAuthzHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-      // Used in another framework (Express passes (req, res, next), Koa (ctx, next)): answer 500 there.
-      if (typeof (reply as Partial<FastifyReply> | undefined)?.code !== 'function' || typeof (reply as Partial<FastifyReply>).send !== 'function') {
-        // Its first two arguments tell the framework; `arguments` would be made on every call.
-        return guards.answerWrongFramework('fastify', [request, reply]) as undefined;
-      }
-      let state: IamState | undefined;
-      try {
-        const guarding = guard(request.headers.authorization, request);
-        state = settledValue(guarding) ?? await guarding; // a cached answer is read, not awaited
-      } catch (error) {
-        return refuse(error, request, reply);
-      }
-      if (state) request.iam = state;
-    };
-  }
-
-  /** A guard's rejection, out of the hook so that the hook's frame stays small (it is copied at each await). */
-  async function refuse(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    // The hook returning normally is Fastify's "go on": a refusal always ends in an answer.
-    const refusal = await guards.refusal(error, onError && (() => onError(error as IamAuthzError, request, reply)), () => reply.sent);
-    if (refusal.action === 'pass') throw refusal.error;
-    if (refusal.action === 'answer') {
-      const { answer } = refusal;
-      await reply.code(answer.status).headers(answer.headers).type('application/problem+json').send(JSON.stringify(answer.body));
-    }
-  }
-
-  return wrapGuards(guards, hook);
-}
-
-export { iamAuthz, type IamAuthzPluginOptions } from './plugin.js';

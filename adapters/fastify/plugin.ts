@@ -1,15 +1,16 @@
 /**
  * The `iamAuthz` Fastify plugin: `request.iam`, `fastify.iamAuthz` and the authorizer closed with
- * the server, over the hooks of `index.ts`.
+ * the server, over the hooks of `hooks.ts`.
  */
 import type { FastifyInstance, FastifyPluginCallback } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Authorizer } from '../../src/index.js';
-import { hooksOver, type FastifyAuthzOptions } from './index.js';
+import { hooksOver, type FastifyAuthzOptions } from './hooks.js';
 
 /** The plugin's own options besides `authorizer` (the hooks' options). */
 const PLUGIN_OPTIONS = new Set(['realm', 'exposeDecision', 'retryAfterSec', 'passErrors', 'mode', 'onError']);
 
+/** Options of the {@link iamAuthz} plugin: the hooks' options and the authorizer. */
 export interface IamAuthzPluginOptions extends FastifyAuthzOptions {
   /** The authorizer to use; it is closed when the server closes. */
   authorizer: Authorizer;

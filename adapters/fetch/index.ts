@@ -2,11 +2,13 @@
  * `iam-authz/fetch`: guards for WHATWG `Request`/`Response` runtimes (Next.js route handlers and
  * middleware, Bun.serve, Deno.serve, undici/Node servers). A guard resolves with the state, or
  * with a ready problem+json `Response` to return as is. A thin shim over the core's
- * framework-neutral guards; it imports only the public core.
+ * framework-neutral guards; it reaches no internals but the adapters' entry.
  */
-import type { Authorizer, IamAuthzError } from '../../src/index.js';
-import { createGuards, toResponse, wrapGuards, type AuthenticateOptions, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
+import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
+import { toResponse, wrapGuards, type AuthenticateOptions, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
+import { createInternalGuards } from '../../src/adapter/internal.js';
 
+/** Options of {@link createFetchGuards}: the options every adapter shares, and `onError`. */
 export interface FetchAuthzOptions extends GuardOptions {
   /** Renders 401/403/503 yourself; anything but a `Response` returned → the default answer. Not with `passErrors`. Default: none. */
   onError?: (error: IamAuthzError, request: Request) => Response | Promise<Response>;
@@ -34,7 +36,7 @@ export interface FetchAuthz<R extends Request = Request> extends Omit<GuardFacto
  * for an invalid option.
  */
 export function createFetchGuards<R extends Request = Request>(authorizer: Authorizer, options: FetchAuthzOptions = {}): FetchAuthz<R> {
-  const guards = createGuards<R>(authorizer, options, 'createFetchGuards', ['onError']);
+  const guards = createInternalGuards<R>(authorizer, options, 'createFetchGuards', ['onError']);
   const { onError } = options;
 
   const errorResponse = (error: IamAuthzError, request?: Request): Response => toResponse(guards.errorResponse(error), request?.method);

@@ -1,11 +1,12 @@
 /**
  * `iam-authz/hono`: middleware for Hono 4 on any runtime it runs on (see the README for which).
  * `c.get('iam')` holds the state once the token is verified (and the permission granted). A thin
- * shim over the adapter kit (`iam-authz/adapter`); it imports only the public core.
+ * shim over the adapter kit (`iam-authz/adapter`); it reaches no internals but the adapters' entry.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import type { Authorizer, IamAuthzError } from '../../src/index.js';
-import { createGuards, toResponse, wrapGuards, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
+import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
+import { toResponse, wrapGuards, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
+import { createInternalGuards } from '../../src/adapter/internal.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -14,6 +15,7 @@ declare module 'hono' {
   }
 }
 
+/** Options of {@link honoAuthz}: the options every adapter shares, and `onError`. */
 export interface HonoAuthzOptions extends GuardOptions {
   /** Renders 401/403/503 yourself; anything but a `Response` returned → the default answer. Not with `passErrors`. Default: none. */
   onError?: (error: IamAuthzError, c: Context) => Response | Promise<Response>;
@@ -28,7 +30,7 @@ export type HonoAuthz = GuardFactory<Context, MiddlewareHandler>;
  * Hono's default handler answers it with `getResponse()`. Throws a `TypeError` for an invalid option.
  */
 export function honoAuthz(authorizer: Authorizer, options: HonoAuthzOptions = {}): HonoAuthz {
-  const guards = createGuards<Context>(authorizer, options, 'honoAuthz', ['onError']);
+  const guards = createInternalGuards<Context>(authorizer, options, 'honoAuthz', ['onError']);
   const { onError } = options;
 
   function middleware(guard: Guard<Context>): MiddlewareHandler {

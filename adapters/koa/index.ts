@@ -1,10 +1,11 @@
 /**
  * `iam-authz/koa`: route guards for Koa (with `@koa/router` or plain middleware). A thin shim over
- * the adapter kit (`iam-authz/adapter`); it imports only the public core.
+ * the adapter kit (`iam-authz/adapter`); it reaches no internals but the adapters' entry.
  */
 import type { Context, Middleware, Next } from 'koa';
-import type { Authorizer, IamAuthzError } from '../../src/index.js';
-import { createGuards, wrapGuards, type Guard, type GuardFactory, type GuardOptions, type IamState } from '../../src/adapter/index.js';
+import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
+import { wrapGuards, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
+import { createInternalGuards } from '../../src/adapter/internal.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -13,6 +14,7 @@ declare module 'koa' {
   }
 }
 
+/** Options of {@link koaAuthz}: the options every adapter shares, and `onError`. */
 export interface KoaAuthzOptions extends GuardOptions {
   /**
    * Renders 401/403/503 yourself (set `ctx.body`, or `ctx.status`); if it leaves Koa's default 404
@@ -30,7 +32,7 @@ export type KoaAuthz = GuardFactory<Context, Middleware>;
  * bodies, `ctx.state.iam` set on success. Throws a `TypeError` for an invalid option.
  */
 export function koaAuthz(authorizer: Authorizer, options: KoaAuthzOptions = {}): KoaAuthz {
-  const guards = createGuards<Context>(authorizer, options, 'koaAuthz', ['onError']);
+  const guards = createInternalGuards<Context>(authorizer, options, 'koaAuthz', ['onError']);
   const { onError } = options;
 
   function middleware(guard: Guard<Context>): Middleware {

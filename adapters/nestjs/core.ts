@@ -4,7 +4,7 @@
  * `IamGuard`.
  */
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
-import { createGuards, createRequirementGuards, refuseNulls, splitGuardOptions, type Guards, type RequirementGuards } from '../../src/adapter/index.js';
+import { createInternalGuards, createRequirementGuards, refuseNulls, splitGuardOptions, type InternalGuards, type RequirementGuards } from '../../src/adapter/internal.js';
 import type { IamRequestView } from './locate.js';
 import type { IamAuthzModuleOptions } from './options.js';
 
@@ -19,7 +19,7 @@ export interface IamAuthzCore {
   readonly authorizer: Authorizer;
   /** Created here, so closed here. */
   readonly owned: boolean;
-  readonly guards: Guards<IamRequestView>;
+  readonly guards: InternalGuards<IamRequestView>;
   /** One core guard per requirement, shared by every `IamGuard`; the module makes (and inventories) them at init. */
   readonly requirements: RequirementGuards<IamRequestView>;
 }
@@ -35,7 +35,7 @@ export function build(options: IamAuthzModuleOptions): IamAuthzCore {
   if (given !== undefined && extra !== undefined) throw new TypeError(`IamAuthzModule: "${extra}" cannot be given with "authorizer"`);
   const authorizer = (given as Authorizer | undefined) ?? createAuthorizer(rest);
   try {
-    const guards = createGuards<IamRequestView>(authorizer, guardOptions);
+    const guards = createInternalGuards<IamRequestView>(authorizer, guardOptions);
     return { authorizer, owned: given === undefined, guards, requirements: createRequirementGuards(guards) };
   } catch (error) {
     if (given === undefined) void authorizer.close();

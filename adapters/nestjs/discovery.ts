@@ -3,11 +3,8 @@
  * resolvers, gateways): the module makes their guards before any request, and a wiring the guard
  * cannot reach stops the start-up with an error naming them instead of serving them unchecked.
  */
-import { MetadataScanner, Reflector, type ModulesContainer } from '@nestjs/core';
-import type { IamRequirement } from './requirements.js';
-
-/** The metadata key under which the decorators store a route's {@link IamRequirement}. */
-export const IAM_REQUIREMENT = 'iam-authz:requirement';
+import { MetadataScanner, type ModulesContainer } from '@nestjs/core';
+import { requirementOf, type IamRequirement } from './metadata.js';
 
 /** One handler (a method of a controller, resolver or gateway) with a requirement other than `@Public()`. */
 export interface ProtectedHandler {
@@ -21,13 +18,7 @@ export interface ProtectedHandler {
   readonly requirement: IamRequirement;
 }
 
-const reflector = new Reflector();
 const scanner = new MetadataScanner();
-
-/** The requirement of a handler as `IamGuard` reads it: the handler's, else its class's. */
-export function requirementOf(type: object, handler: object): IamRequirement | undefined {
-  return reflector.getAllAndOverride<IamRequirement | undefined>(IAM_REQUIREMENT, [handler as never, type as never]);
-}
 
 /** Every method, in every module's controllers and providers, that a decorator protects. */
 export function protectedHandlers(modules: ModulesContainer): ProtectedHandler[] {

@@ -5,12 +5,12 @@
  */
 import { Inject, Injectable, Optional, type CanActivate, type ExecutionContext, type OnModuleInit } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
-import { AuthorizerClosedError, IamAuthzError } from '../../src/index.js';
-import type { IamState } from '../../src/adapter/index.js';
+import { AuthorizerClosedError, IamAuthzError, type IamState } from '../../src/index.js';
 import { IAM_AUTHZ_CORE, type IamAuthzCore } from './core.js';
-import { moduleMissingError, requirementOf } from './discovery.js';
+import { moduleMissingError } from './discovery.js';
 import { exceptionFor } from './exception.js';
 import { locate } from './locate.js';
+import { requirementOf } from './metadata.js';
 
 /**
  * The contexts already checked: Nest hands one `ExecutionContext` to every guard of a request

@@ -3,7 +3,7 @@
  * the `Authorization` value, the object `iam` is attached to, and the view a resolver reads.
  */
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import type { IamState } from '../../src/adapter/index.js';
+import type { IamState } from '../../src/index.js';
 
 /** What a resource resolver sees of the request, whatever the context. */
 export interface IamRequestView {

@@ -4,7 +4,8 @@
  */
 import type { FactoryProvider, ModuleMetadata } from '@nestjs/common';
 import type { Authorizer, AuthorizerOptions } from '../../src/index.js';
-import { refuseNulls, type GuardOptions } from '../../src/adapter/index.js';
+import type { GuardOptions } from '../../src/adapter/index.js';
+import { refuseNulls } from '../../src/adapter/internal.js';
 
 /**
  * The adapter's own options (the response options every adapter shares). No `passErrors`: Nest
@@ -26,6 +27,7 @@ export type IamAuthzModuleOptions =
     authorizer: Authorizer;
   });
 
+/** Options of `IamAuthzModule.forRootAsync`: a factory of the module's options, with what it needs. */
 export interface IamAuthzAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
   /** Builds the options, e.g. from `ConfigService`. */
   useFactory: (...args: never[]) => IamAuthzModuleOptions | Promise<IamAuthzModuleOptions>;

@@ -3,21 +3,14 @@
  * arguments are checked by the adapter kit's one parser, when the decorator is applied.
  */
 import { SetMetadata, UseGuards, type CustomDecorator } from '@nestjs/common';
-import { parseAuthenticateOptions, parsePermissionArgs, type Requirement, type ResourceResolver, type RouteOptions } from '../../src/adapter/index.js';
-import { IAM_REQUIREMENT } from './discovery.js';
+import type { ResourceResolver, RouteOptions } from '../../src/adapter/index.js';
+import { parseAuthenticateOptions, parsePermissionArgs } from '../../src/adapter/internal.js';
 import { IamGuard } from './guard.js';
 import type { IamRequestView } from './locate.js';
+import { IAM_REQUIREMENT, type IamRequirement } from './metadata.js';
 
 /** A resolver over {@link IamRequestView}. */
 export type NestResourceResolver = ResourceResolver<IamRequestView>;
-
-/**
- * What a handler or controller requires: `@Public()` (`kind: 'public'`), `@Authenticated()`
- * (`'authenticated'`, with `optional`), `@RequirePermission` or `@RequireAnyPermission`
- * (`'permission'`, the arguments as `parsePermissionArgs` checked them). The guard builds (and
- * caches) one core guard per requirement.
- */
-export type IamRequirement = Requirement<IamRequestView>;
 
 /**
  * Requires `permission` of `service` on `TYPE=resolve(view)` (or, with `{ node }`, on a node id).

@@ -7,7 +7,8 @@
  */
 import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel';
 import { metrics, SpanStatusCode, trace, type Attributes, type BatchObservableResult, type Meter, type Span, type Tracer } from '@opentelemetry/api';
-import { channels, type AuthorizerStatus, type CacheStatus, type Decision, type DecisionEvent, type Identity } from '../../src/index.js';
+import { channels, type Authorizer, type Decision, type DecisionEvent, type Identity } from '../../src/index.js';
+import type { CacheStatus } from '../../src/adapter/internal.js';
 
 /** Where the spans and metrics go. */
 export interface IamAuthzInstrumentationOptions {
@@ -145,25 +146,19 @@ function decisionAttributes(context: TraceContext): Attributes {
   return decision ? { 'iam_authz.granted': decision.granted, 'iam_authz.reason': decision.reason } : {};
 }
 
-/** What {@link instrumentAuthorizer} reads: anything with the authorizer's `status()`. */
-export interface StatusSource {
-  /** The authorizer's {@link AuthorizerStatus}, read at each collection. */
-  status(): AuthorizerStatus;
-}
-
 /** The number `iam_authz.cache.state` reports for each state: higher is worse. */
-export const CACHE_STATE_VALUES: Readonly<Record<CacheStatus['state'], number>> = Object.freeze({ fresh: 0, stale: 1, failing: 2, cold: 3 });
+const CACHE_STATE_VALUES: Readonly<Record<CacheStatus['state'], number>> = Object.freeze({ fresh: 0, stale: 1, failing: 2, cold: 3 });
 
 /**
  * Observable gauges fed from `authorizer.status()` at each collection (nothing runs between them):
  * - `iam_authz.cache.age` (ms; absent while nothing is held) and `iam_authz.cache.state`
- *   ({@link CACHE_STATE_VALUES}: 0 fresh, 1 stale, 2 failing, 3 cold), each with
+ *   (0 fresh, 1 stale, 2 failing, 3 cold: higher is worse), each with
  *   `{ kind: 'jwks', issuer }` or `{ kind: 'policy', issuer, application }`;
  * - `iam_authz.cache.failures`: consecutive failed fetches, same attributes;
  * - `iam_authz.hints.connected` (1 or 0), only with a `policy.hints` channel.
  * Optional: call it once per authorizer. `disable()` removes the callbacks.
  */
-export function instrumentAuthorizer(authorizer: StatusSource, options: { meter?: Meter } = {}): IamAuthzInstrumentation {
+export function instrumentAuthorizer(authorizer: Pick<Authorizer, 'status'>, options: { meter?: Meter } = {}): IamAuthzInstrumentation {
   if (typeof (authorizer as { status?: unknown } | null)?.status !== 'function') throw new TypeError('instrumentAuthorizer: pass an authorizer (an object with status())');
   if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError('instrumentAuthorizer: options must be an object');
   for (const key of Object.keys(options)) if (key !== 'meter') throw new TypeError(`instrumentAuthorizer: unknown option "${key}"`);

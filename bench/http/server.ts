@@ -84,7 +84,7 @@ async function startFastify(): Promise<number> {
   } else if (kind === 'fastify-iam-thin') {
     const authorizer = createAuthorizer(iamOptions({ tokenCache: false }));
     await authorizer.ready();
-    const { settledValue } = await import('../../src/adapter/index.js');
+    const { settledValue } = await import('../../src/adapter/internal.js');
     const query = (vin: string) => ({ service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: vin } });
     const slow = async (authenticating: Promise<Identity>, vin: string): Promise<boolean> => (await authorizer.authorize(await authenticating, query(vin))).granted;
     app.get<{ Params: { vin: string } }>('/vehicle/:vin', {

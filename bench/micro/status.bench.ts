@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { generateSigningKey, signJwt } from '../../packages/iam-authz-dev/src/sign-jwt.js';
 import { createGuards } from '../../src/adapter/index.js';
 import { createAuthorizer } from '../../src/index.js';
-import type { RolePolicy } from '../../src/index.js';
+import type { RolePolicy } from '../../src/types.js';
 import { servePolicy, startPolicyServer, VEHICLE } from '../../test/helpers/policy-server.js';
 import { summarize } from '../lib/stats.mjs';
 

@@ -6,9 +6,7 @@
  */
 import { isArray } from '../lib/is-array.js';
 import { refuseNulls } from '../lib/option-checks.js';
-
-/** `enforce`: a denial is a 403. `report`: a denial is logged (`shadow: true`) and the request proceeds; 401 and 503 stay. */
-export type GuardMode = 'enforce' | 'report';
+import type { GuardMode } from '../types.js';
 
 /** Options of one route's permission guard; they win over the adapter's and the authorizer's. */
 export interface RouteOptions {

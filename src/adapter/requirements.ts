@@ -4,7 +4,7 @@
  * made once and shared by every request and every guard instance.
  */
 import type { InventoryRoute } from '../inventory.js';
-import type { Guard, Guards } from './guards.js';
+import type { Guard, InternalGuards } from './guard-types.js';
 import type { PermissionArgs } from './permission-args.js';
 
 /** What a handler or class requires, as a decorator records it. */
@@ -40,8 +40,8 @@ export interface RequirementGuards<Req> {
   prepare(route: InventoryRoute, requirement: Requirement<Req> | undefined): void;
 }
 
-/** Builds the guards of recorded requirements over `guards` (from `createGuards`). */
-export function createRequirementGuards<Req>(guards: Guards<Req>): RequirementGuards<Req> {
+/** Builds the guards of recorded requirements over `guards` (from `createInternalGuards`). */
+export function createRequirementGuards<Req>(guards: InternalGuards<Req>): RequirementGuards<Req> {
   const made = new WeakMap<Requirement<Req>, Guard<Req>>();
   let authenticate: Guard<Req> | undefined;
   return {

@@ -45,6 +45,10 @@ const DEFAULT_MARGIN_SHARE = 0.1;
 /** Most bytes of an error answer read for its problem details. */
 const ERROR_BODY_MAX_BYTES = 4_096;
 
+/**
+ * Gets IAM tokens for a tenant by exchanging an identity provider token (spec §4.1), each kept
+ * until shortly before it expires and shared by concurrent callers. `close()` releases it.
+ */
 export class IamTokenClient {
   readonly #config: ResolvedClientOptions;
   readonly #cache: LRUCache<string, CachedToken>;

@@ -14,7 +14,10 @@ import { escapeForLog } from './log-text.js';
 import { settledValue } from './settled.js';
 import { warnOnce } from './warn-once.js';
 
-/** A logger: any object with these four methods (pino, winston and `console` fit as they are). */
+/**
+ * A logger: any object with these four methods (pino, winston and `console` fit as they are).
+ * @inline
+ */
 export interface Logger {
   /** Called as `debug(fields, message)`; see the `logger` option. */
   debug(fields: LogFields, message: string): unknown;
@@ -26,7 +29,10 @@ export interface Logger {
   error(fields: LogFields, message: string): unknown;
 }
 
-/** The structured part of a line: `event` names what happened; never a token or an upstream body. */
+/**
+ * The structured part of a line: `event` names what happened; never a token or an upstream body.
+ * @inline
+ */
 export interface LogFields {
   /** What happened, e.g. `iam-authz.refused`, `iam-authz.upstream-failed`. */
   readonly event: string;

@@ -5,14 +5,14 @@
  */
 import { expect, test } from 'vitest';
 import { createAuthorizer, IamAuthzError } from '../../src/index.js';
-import { createGuards, createRequirementGuards, parseAuthenticateOptions, parsePermissionArgs, splitGuardOptions, type Requirement } from '../../src/adapter/index.js';
+import { createInternalGuards, createRequirementGuards, parseAuthenticateOptions, parsePermissionArgs, splitGuardOptions, type Requirement } from '../../src/adapter/internal.js';
 
 const BASE = 'http://127.0.0.1:9';
 
 test('one guard per requirement, made once; inventoried at every route it sits', async () => {
   const authorizer = createAuthorizer({ baseUrl: BASE });
   try {
-    const requirements = createRequirementGuards<object>(createGuards(authorizer));
+    const requirements = createRequirementGuards<object>(createInternalGuards(authorizer));
     const shared: Requirement<object> = { kind: 'permission', ...parsePermissionArgs<object>('RequirePermission', false, ['vehicle-service', 'READ', 'VIN', () => 'X']) };
     requirements.prepare({ controller: 'Cars', handler: 'get' }, shared);
     requirements.prepare({ controller: 'Cars', handler: 'list' }, shared);

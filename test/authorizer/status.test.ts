@@ -4,7 +4,8 @@
  * transitions through an outage, on the hand-driven clock against a real loopback IAM.
  */
 import { afterEach, describe, expect, test } from 'vitest';
-import type { Authorizer, AuthorizerStatus } from '../../src/index.js';
+import type { AuthorizerStatus } from '../../src/authorizer-types.js';
+import type { Authorizer } from '../../src/index.js';
 import { Authorizers, Clock, examplePolicy, json, KEY, mint, servePolicy, startLoopback, type Loopback } from '../helpers/index.js';
 
 const TTL = 10_000;

@@ -3,7 +3,8 @@
  * §4.1 (including the reference client's cache headers), the §2.1 body, and the token handed back.
  */
 import { describe, expect, test } from 'vitest';
-import { IamTokenClient, TokenExchangeError, isIamAuthzError } from '../../src/client/index.js';
+import { IamTokenClient, TokenExchangeError } from '../../src/client/index.js';
+import { isIamAuthzError } from '../../src/index.js';
 import { countingIdp, decodePayload, TOKEN_PATH, useTokenServer } from './harness.js';
 
 const ctx = useTokenServer();

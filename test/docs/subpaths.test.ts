@@ -16,6 +16,10 @@ describe('subpaths', () => {
     expect(config.compilerOptions.paths, 'update tsconfig.json "paths" to match package.json "exports"').toStrictEqual(expected);
   });
 
+  it('the adapters\' internal entry (src/adapter/internal.ts) is no subpath: none of it is public', () => {
+    expect(subpaths.map(({ source }) => source)).not.toContain('src/adapter/internal.ts');
+  });
+
   it('every subpath has its source entry', () => {
     expect(subpaths.length).toBeGreaterThanOrEqual(6);
     for (const { source } of subpaths) expect(() => readFileSync(new URL(`../../${source}`, import.meta.url))).not.toThrow();

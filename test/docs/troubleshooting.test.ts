@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, expect, test, vi } from 'vitest';
 import { createGuards } from '../../src/adapter/index.js';
-import type { Logger } from '../../src/index.js';
+import type { Logger } from '../../src/lib/logger.js';
 import { Authorizers, Clock, examplePolicy, KEY2, mint, reachableText, startJwksServer, startLoopback, startPolicyServer, VEHICLE, type Loopback, type PolicyServer } from '../helpers/index.js';
 
 interface Line { level: string; args: unknown[]; message: string; fields: Record<string, unknown> }

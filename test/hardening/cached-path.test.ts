@@ -8,7 +8,8 @@
 import { startDevIam, type DevIam, type DevIamConfig } from 'iam-authz-dev';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { allocation } from '../../bench/lib/alloc.js';
-import { createGuards, settledValue } from '../../src/adapter/index.js';
+import { createGuards } from '../../src/adapter/index.js';
+import { settledValue } from '../../src/adapter/internal.js';
 import { createAuthorizer, type Authorizer, type Identity } from '../../src/index.js';
 import { TokenCache } from '../../src/token/token-cache.js';
 import { NOW_MS, NOW_SEC } from '../helpers/index.js';

@@ -8,7 +8,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startDevIam, type DevIam, type DevIamConfig } from 'iam-authz-dev';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createGuards, settledValue } from '../../src/adapter/index.js';
+import { createGuards } from '../../src/adapter/index.js';
+import { settledValue } from '../../src/adapter/internal.js';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
 
 const CONFIG: DevIamConfig = {

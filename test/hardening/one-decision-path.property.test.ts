@@ -8,7 +8,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createGuards } from '../../src/adapter/index.js';
-import { PermissionDeniedError, type Authorizer, type Identity, type RolePolicy } from '../../src/index.js';
+import { PermissionDeniedError, type Authorizer, type Identity } from '../../src/index.js';
+import type { RolePolicy } from '../../src/types.js';
 import { Authorizers, Clock, mint, startJwksServer, startPolicyServer, VEHICLE, type Loopback, type PolicyServer } from '../helpers/index.js';
 
 const PERMISSIONS = ['READ', 'WRITE'] as const;

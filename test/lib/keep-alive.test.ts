@@ -5,7 +5,7 @@
  */
 import type { Socket } from 'node:net';
 import { afterEach, expect, test, vi } from 'vitest';
-import type { AuthorizerStatus } from '../../src/index.js';
+import type { AuthorizerStatus } from '../../src/authorizer-types.js';
 import { keepAliveOptions } from '../../src/lib/undici.js';
 import { Authorizers, Clock, examplePolicy, json, KEY, mint, servePolicy, startLoopback, type Loopback } from '../helpers/index.js';
 

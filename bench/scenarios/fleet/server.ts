@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { RolePolicy } from '../../../src/index.js';
+import type { RolePolicy } from '../../../src/types.js';
 
 export interface Hit {
   /** ms since the server started. */

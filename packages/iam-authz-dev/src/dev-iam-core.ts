@@ -7,9 +7,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWK, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import type { RolePolicy } from 'iam-authz';
 import { DevIamConfigError, validateConfig, type ApplicationConfig, type DevIamConfig, type IdpConfig } from './config.js';
 import { loadOrCreateKeys, saveKeys, type DevKeys } from './key-file.js';
+import type { RolePolicy } from './policy.js';
 import { generateSigningKey, signJwt, type SigningKey } from './sign-jwt.js';
 
 /** Longest token lifetime the token endpoint issues, in seconds (24 h). */

@@ -8,13 +8,13 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RolePolicy } from 'iam-authz';
 import type { DevIamConfig } from './config.js';
 import { createConsole, type DevIamConsole } from './console/handler.js';
 import { isConsolePath, serveConsole } from './console/node-http.js';
 import { isAllowedHost, isLoopbackHost } from './host-rule.js';
 import { BodyProblemError, createDevIamCore, loadDevIamConfig, MAX_EXPIRY_SEC, type DevIamCore, type DevIamProblem, type MintTokenOptions } from './dev-iam-core.js';
 import { loadOrCreateKeys } from './key-file.js';
+import type { RolePolicy } from './policy.js';
 import { accepts, bearerToken, BodyTooLargeError, mediaType, readBody, sendJson, sendProblem } from './problem.js';
 
 export { MAX_EXPIRY_SEC, DEV_IDP_AUDIENCE, type MintTokenOptions } from './dev-iam-core.js';

@@ -5,7 +5,9 @@
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createAuthorizer } from 'iam-authz';
+import type { RolePolicy as ReadPolicy } from '../../../src/types.js';
 import { DevIamConfigError } from '../src/config.js';
+import type { RolePolicy } from '../src/index.js';
 import { signJwt } from '../src/sign-jwt.js';
 import { FORGER_KEY, TOKEN_REQUEST, corpToken, decodeSegment, exampleConfig, expectProblem, requestToken, send, startEnv, type Env, type RawResponse } from './support.js';
 
@@ -53,6 +55,22 @@ describe('GET /policy/v1/roles', () => {
     expect(policy.changeId).toMatch(/^\S+$/);
     expect(res.headers.etag).toBe(`"${policy.changeId}"`);
     expect(env.iam.policyOf('app-1')).toStrictEqual(policy);
+  });
+
+  test('serves the document the library reads: the development kit\'s RolePolicy is the library\'s', async () => {
+    // Written twice (the library reads it, the kit serves it): the type check keeps the two agreeing,
+    // and an authorizer over the development IAM decides with what policyOf() returns.
+    const served: RolePolicy | undefined = env.iam.policyOf('app-1');
+    const read: ReadPolicy | undefined = served;
+    expect(read?.roles.length).toBeGreaterThan(0);
+    const authorizer = createAuthorizer({ baseUrl: env.iam.baseUrl });
+    try {
+      const identity = await authorizer.authenticate(`Bearer ${await issued()}`);
+      const decision = await authorizer.authorize(identity, { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } });
+      expect(decision.changeId).toBe(served?.changeId);
+    } finally {
+      await authorizer.close();
+    }
   });
 
   test('another application\'s token gets that application\'s policy', async () => {

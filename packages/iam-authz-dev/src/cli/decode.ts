@@ -1,8 +1,11 @@
 /** `iam-authz decode TOKEN`: prints a token's parts without verifying anything (works offline). */
-import type { AccessReference } from 'iam-authz';
+import type { IamClaims } from 'iam-authz';
 import { jsonDepthExceeds } from '../console/http.js';
 import { bareToken, escapeUnsafe, readStdinToken, visible } from './terminal.js';
 import { parse, UsageError } from './usage.js';
+
+/** One access reference of a token's `ars`, normalised. */
+type AccessReference = IamClaims['ars'][number];
 
 export const DECODE_HELP = `usage: iam-authz decode TOKEN
        iam-authz decode -          (reads the token from stdin)

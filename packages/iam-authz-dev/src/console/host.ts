@@ -1,5 +1,5 @@
 /** What the console needs from the development IAM it is mounted on: the seam between the two. */
-import type { RolePolicy } from 'iam-authz';
+import type { RolePolicy } from '../policy.js';
 import type { DevIamConfig } from '../config.js';
 
 /** What the console needs from the development IAM it is mounted on. */

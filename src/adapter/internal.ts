@@ -1,0 +1,16 @@
+/**
+ * The library's own adapters' way in: what they share beyond the public kit (`./index.ts`, the
+ * `iam-authz/adapter` subpath) and the public core (`../index.ts`). Not a subpath of package.json
+ * "exports": the adapters under adapters/ import it by relative path (eslint.config.js allows them
+ * exactly these three entries), so none of it is a public name.
+ */
+export { createInternalGuards } from './guards.js';
+export { splitGuardOptions } from './guard-options.js';
+export type { InternalGuards } from './guard-types.js';
+export { parseAuthenticateOptions, parsePermissionArgs, type PermissionArgs } from './permission-args.js';
+export { createRequirementGuards, type Requirement, type RequirementGuards } from './requirements.js';
+export type { AdapterFramework } from './wrong-framework.js';
+export { refuseNulls } from '../lib/option-checks.js';
+export { settledValue } from '../lib/settled.js';
+// Types the integrations read that applications need not name (documented where they are used).
+export type { CacheStatus } from '../authorizer-types.js';
