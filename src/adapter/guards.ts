@@ -8,7 +8,7 @@
 import type { Authorizer } from '../authorizer.js';
 import { IamAuthzError, toErrorResponse, withAnswerOptions } from '../errors.js';
 import { inventoryOf, type InventoryRoute } from '../inventory.js';
-import { fresh, settledValue } from '../lib/settled.js';
+import { settled, settledValue } from '../lib/settled.js';
 import type { IamState, Identity } from '../types.js';
 import { checkGuardOptions, type GuardOptions } from './guard-options.js';
 import type { Guard, GuardFactory, Guards, InternalGuards, Refusal } from './guard-types.js';
@@ -74,7 +74,7 @@ export function createInternalGuards<Req>(authorizer: Authorizer, options: Guard
         return failed(error);
       }
       const identity = settledValue(authenticating);
-      return identity === undefined ? authenticatedLater(authenticating) : fresh({ token: identity.token, claims: identity.claims });
+      return identity === undefined ? authenticatedLater(authenticating) : settled({ token: identity.token, claims: identity.claims });
     };
   }
 

@@ -6,7 +6,7 @@
 import type { AuthorizeQuery, Authorizer } from '../authorizer.js';
 import { PermissionDeniedError } from '../errors.js';
 import type { Inventory, InventoryRoute } from '../inventory.js';
-import { fresh, settled, settledValue } from '../lib/settled.js';
+import { settled, settledValue } from '../lib/settled.js';
 import type { Decision, GuardMode, IamState, Identity } from '../types.js';
 import type { Guard } from './guard-types.js';
 import type { PermissionArgs } from './permission-args.js';
@@ -58,7 +58,7 @@ export function permissionGuard<Req>(context: PermissionGuardContext, { service,
     // A caller seen once (distinct tokens) gets a state of its own, nothing frozen nor kept.
     if (lastGranted !== identity) {
       lastGranted = identity;
-      return fresh({ token: identity.token, claims: identity.claims, decision });
+      return settled({ token: identity.token, claims: identity.claims, decision });
     }
     lastState = Object.freeze({ token: identity.token, claims: identity.claims, decision });
     return (lastAnswer = settled(lastState));

@@ -9,7 +9,7 @@ import { StaticKeySet, type KeySet } from '../jwks/key-set.js';
 import { RemoteKeySet, type KeySetStatus } from '../jwks/remote-key-set.js';
 import type { SharedRuntime } from '../shared-options.js';
 import { quotedForLog } from '../lib/log-text.js';
-import { fresh, settled } from '../lib/settled.js';
+import { settled } from '../lib/settled.js';
 import { extractBearer } from '../token/extract.js';
 import { TokenCache, type CacheEntry } from '../token/token-cache.js';
 import { TokenVerifier } from '../token/verify-token.js';
@@ -99,7 +99,7 @@ export function createAuthenticator(config: AuthenticatorConfig, shared: SharedR
     } catch (error) {
       return refusedAuthentication(error);
     }
-    return fresh(identity);
+    return settled(identity);
   }
 
   /** A verified identity, of an accepted application, cached: checked before caching, so a cache hit is always of an accepted application. */

@@ -11,7 +11,7 @@ import { collectRoles, noMatchingReference } from '../engine/decide.js';
 import { toResourceRef } from '../engine/resource.js';
 import { AuthorizerClosedError } from '../errors.js';
 import { isArray } from '../lib/is-array.js';
-import { fresh } from '../lib/settled.js';
+import { settled } from '../lib/settled.js';
 import type { PolicyClient, PolicyEntry } from '../policy/policy-client.js';
 import type { SharedRuntime } from '../shared-options.js';
 import type { AccessibleResource, Caller, Decision, HeldPermission } from '../types.js';
@@ -141,7 +141,7 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
       if (policy !== undefined && policy.changeId === found.changeId && deeplyFrozen(identity)) return grants.remember(identity, query, policy, found);
     }
     // Settled (see `settled`): a guard reads the decision without waiting a tick for it.
-    return fresh(found);
+    return settled(found);
   }
 
   /** The decision, synchronously when the policy is at hand; throws a `TypeError` for a misuse. */
