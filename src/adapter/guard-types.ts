@@ -27,6 +27,11 @@ export interface Guards<Req> {
   requireAnyPermission(service: string, permissions: readonly string[], type: string, resolve: ResourceResolver<Req>, options?: RouteOptions): Guard<Req>;
   /** The same on node ids. */
   requireAnyPermission(service: string, permissions: readonly string[], node: { node: ResourceResolver<Req> }, options?: RouteOptions): Guard<Req>;
+  /**
+   * A guard that lets every request through, token or not, and marks its route public on purpose:
+   * the route audit (`auditRoutes`) reports such a route as `'public'` instead of `'unguarded'`.
+   */
+  publicRoute(): Guard<Req>;
   /** The HTTP answer for an `IamAuthzError` under this adapter's options (for errors caught elsewhere, e.g. from `authorizer.authorize`). */
   errorResponse(error: IamAuthzError): ErrorResponse;
   /** The `passErrors` option, resolved. */
@@ -92,4 +97,9 @@ export interface GuardFactory<Req, H> {
   requireAnyPermission(service: string, permissions: readonly string[], type: string, resolve: ResourceResolver<Req>, options?: RouteOptions): H;
   /** The same on node ids. */
   requireAnyPermission(service: string, permissions: readonly string[], node: { node: ResourceResolver<Req> }, options?: RouteOptions): H;
+  /**
+   * A handler that lets every request through, token or not, and marks its route public on
+   * purpose: `auditRoutes` reports it as `'public'` instead of `'unguarded'`.
+   */
+  publicRoute(): H;
 }

@@ -14,6 +14,7 @@ import { checkGuardOptions, type GuardOptions } from './guard-options.js';
 import type { Guard, GuardFactory, Guards, InternalGuards, Refusal } from './guard-types.js';
 import { parseAuthenticateOptions, parsePermissionArgs, type AuthenticateOptions, type PermissionArgs } from './permission-args.js';
 import { permissionGuard } from './permission-guard.js';
+import { authenticateMark, guardMarkOf, markGuard, permissionMark, PUBLIC } from './audit/guard-mark.js';
 import { answerWrongFramework } from './wrong-framework.js';
 
 /**
@@ -64,7 +65,7 @@ export function createInternalGuards<Req>(authorizer: Authorizer, options: Guard
     const { optional } = parseAuthenticateOptions('authenticate', guardOptions);
     // Synchronous when the identity is at hand (a settled promise, see `settledValue`): the answer
     // is then a settled promise too, which an adapter reads without awaiting.
-    return (authorization) => {
+    return markGuard<Guard<Req>>((authorization) => {
       // Only a request with no Authorization header at all is anonymous; anything present is checked.
       if (optional && authorization === undefined) return NO_STATE;
       let authenticating: Promise<Identity>;
@@ -75,7 +76,7 @@ export function createInternalGuards<Req>(authorizer: Authorizer, options: Guard
       }
       const identity = settledValue(authenticating);
       return identity === undefined ? authenticatedLater(authenticating) : settled({ token: identity.token, claims: identity.claims });
-    };
+    }, authenticateMark(optional));
   }
 
   async function authenticatedLater(authenticating: Promise<Identity>): Promise<IamState> {
@@ -88,7 +89,7 @@ export function createInternalGuards<Req>(authorizer: Authorizer, options: Guard
   }
 
   function permission(args: PermissionArgs<Req>): Guard<Req> {
-    return permissionGuard({ authorizer, inventory, mode, route, rejected, failed }, args);
+    return markGuard(permissionGuard({ authorizer, inventory, mode, route, rejected, failed }, args), permissionMark(args, args.mode ?? mode ?? authorizer.mode));
   }
 
   return {
@@ -96,6 +97,7 @@ export function createInternalGuards<Req>(authorizer: Authorizer, options: Guard
     requirePermission: (...args: unknown[]) => permission(parsePermissionArgs('requirePermission', false, args)),
     requireAnyPermission: (...args: unknown[]) => permission(parsePermissionArgs('requireAnyPermission', true, args)),
     permission,
+    publicRoute: () => markGuard<Guard<Req>>(() => NO_STATE, PUBLIC),
     errorResponse: (error) => toErrorResponse(error, responseOptions),
     passErrors,
     refusal,
@@ -112,15 +114,20 @@ export function createInternalGuards<Req>(authorizer: Authorizer, options: Guard
   };
 }
 
-/** Wraps every guard `guards` makes with `wrap` (the adapter's middleware or hook maker). */
+/**
+ * Wraps every guard `guards` makes with `wrap` (the adapter's middleware or hook maker). Each
+ * handler it returns is marked with what its guard enforces, for the route audit.
+ */
 export function wrapGuards<Req, H>(guards: Guards<Req>, wrap: (guard: Guard<Req>) => H): GuardFactory<Req, H> {
   type Make = (...args: unknown[]) => Guard<Req>;
   const requirePermission = guards.requirePermission.bind(guards) as Make;
   const requireAnyPermission = guards.requireAnyPermission.bind(guards) as Make;
+  const wrapped = (guard: Guard<Req>): H => markGuard(wrap(guard), guardMarkOf(guard));
   return {
-    authenticate: (options?: AuthenticateOptions) => wrap(guards.authenticate(options)),
-    requirePermission: (...args: unknown[]) => wrap(requirePermission(...args)),
-    requireAnyPermission: (...args: unknown[]) => wrap(requireAnyPermission(...args)),
+    authenticate: (options?: AuthenticateOptions) => wrapped(guards.authenticate(options)),
+    requirePermission: (...args: unknown[]) => wrapped(requirePermission(...args)),
+    requireAnyPermission: (...args: unknown[]) => wrapped(requireAnyPermission(...args)),
+    publicRoute: () => wrapped(guards.publicRoute()),
   };
 }
 

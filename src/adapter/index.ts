@@ -11,4 +11,5 @@ export { createGuards, wrapGuards } from './guards.js';
 export type { GuardOptions } from './guard-options.js';
 export type { Guard, GuardFactory, Guards, Refusal } from './guard-types.js';
 export type { AuthenticateOptions, ResourceResolver, RouteOptions } from './permission-args.js';
+export type { RouteAudit } from './audit/audit.js';
 export { toErrorResponse, toResponse, type ErrorResponse, type ErrorResponseOptions, type ProblemDetails } from '../errors.js';
