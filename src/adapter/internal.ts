@@ -13,7 +13,7 @@ export type { AdapterFramework } from './wrong-framework.js';
 export { refuseNulls } from '../lib/option-checks.js';
 export { settledValue } from '../lib/settled.js';
 // The route audit: each adapter reads its routes into RouteEntry's, `audit` says what guards them.
-export { audit, auditOptions, type RouteEntry } from './audit/audit.js';
+export { audit, auditOptions, type AuditOptions, type FindingKind, type RouteEntry } from './audit/audit.js';
 export { guardMarkOf, requirementMark, type GuardMark } from './audit/guard-mark.js';
 export { openApiPath, pathParameters } from './audit/paths.js';
 // Types the integrations read that applications need not name (documented where they are used).

@@ -5,10 +5,10 @@
  * framework's `auditRoutes` is tested on a real application in test/adapters/audit.test.ts.
  */
 import { describe, expect, test } from 'vitest';
-import { createGuards, wrapGuards } from '../../src/adapter/index.js';
-import { audit, auditOptions, guardMarkOf, openApiPath, pathParameters, requirementMark, type RouteEntry } from '../../src/adapter/internal.js';
-import { parsePermissionArgs } from '../../src/adapter/permission-args.js';
-import { createAuthorizer } from '../../src/index.js';
+import { createGuards, wrapGuards } from '../../../src/adapter/index.js';
+import { audit, auditOptions, guardMarkOf, openApiPath, pathParameters, requirementMark, type RouteEntry } from '../../../src/adapter/internal.js';
+import { parsePermissionArgs } from '../../../src/adapter/permission-args.js';
+import { createAuthorizer } from '../../../src/index.js';
 
 const authorizer = createAuthorizer({ baseUrl: 'https://iam.example.test', localJwks: { keys: [{ kty: 'RSA', kid: 'k', n: 'AQAB', e: 'AQAB' }] } });
 const guards = createGuards<{ params: { vin: string } }>(authorizer);
