@@ -3,7 +3,7 @@
  * (unless one is given; also provided as `IAM_AUTHORIZER`) and the kit's guards, shared by every
  * `IamGuard`.
  */
-import { createAuthorizer, type Authorizer } from '../../src/index.js';
+import { createAuthorizer, type Authorizer, type GuardMode } from '../../src/index.js';
 import { createInternalGuards, createRequirementGuards, refuseNulls, splitGuardOptions, type InternalGuards, type RequirementGuards } from '../../src/adapter/internal.js';
 import type { IamRequestView } from './locate.js';
 import type { IamAuthzModuleOptions } from './options.js';
@@ -22,6 +22,8 @@ export interface IamAuthzCore {
   readonly guards: InternalGuards<IamRequestView>;
   /** One core guard per requirement, shared by every `IamGuard`; the module makes (and inventories) them at init. */
   readonly requirements: RequirementGuards<IamRequestView>;
+  /** The mode of the module's permission guards where a route sets none (the route audit reads it). */
+  readonly mode: GuardMode;
 }
 
 /** Checks the module's options (`TypeError` naming the option) and builds from them. */
@@ -36,7 +38,9 @@ export function build(options: IamAuthzModuleOptions): IamAuthzCore {
   const authorizer = (given as Authorizer | undefined) ?? createAuthorizer(rest);
   try {
     const guards = createInternalGuards<IamRequestView>(authorizer, guardOptions);
-    return { authorizer, owned: given === undefined, guards, requirements: createRequirementGuards(guards) };
+    // createInternalGuards has checked `mode`; a route's own mode wins over it, as in every adapter.
+    const mode = guardOptions.mode ?? authorizer.mode;
+    return { authorizer, owned: given === undefined, guards, requirements: createRequirementGuards(guards), mode };
   } catch (error) {
     if (given === undefined) void authorizer.close();
     throw error;
