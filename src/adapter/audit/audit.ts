@@ -52,7 +52,9 @@ export interface RouteAudit {
   readonly findings: readonly {
     /** `'unguarded'` or `'unscoped-parameter'`. */
     readonly kind: FindingKind;
+    /** The route's method, upper case (`GET`). */
     readonly method: string;
+    /** The route's path in OpenAPI template form (`/vehicle/{vin}`). */
     readonly path: string;
     /** One sentence: what is wrong and how to fix it. */
     readonly message: string;
