@@ -8,8 +8,7 @@ import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createGuards } from '../../src/adapter/index.js';
 import type { RolePolicy } from '../../src/types.js';
-import { appOfRequest } from '../policy/harness.js';
-import { Authorizers, Clock, mint, servePolicy, startJwksServer, startPolicyServer, VEHICLE, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { appOfRequest, Authorizers, Clock, mint, servePolicy, startJwksServer, startPolicyServer, VEHICLE, type Loopback, type PolicyServer } from '../helpers/index.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

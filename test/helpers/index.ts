@@ -5,6 +5,8 @@
  * - tokens.ts: the standard claim set (`claims`), the IAM header (`signClaims`) and `STATIC_KEY`;
  * - fixtures.ts: the generated keys `KEY` and `KEY2`, `mint` and a loopback JWKS;
  * - policy-server.ts: a loopback policy API and the spec's example policy;
+ * - iam.ts: the loopback IAM (`useIam`, `startIam`) — JWKS and policy API on one server, with
+ *   authorizers over it on the tests' clock and its tokens: what a test of the whole library uses;
  * - loopback.ts, authorizers.ts, errors.ts, hooks.ts, leaks.ts: servers, cleanup and assertions.
  *
  * Importing this module runs fixtures.ts, which generates two RSA keys. A file that must not (the
@@ -16,6 +18,7 @@ export * from './clock.js';
 export * from './errors.js';
 export * from './fixtures.js';
 export * from './hooks.js';
+export * from './iam.js';
 export * from './leaks.js';
 export * from './loopback.js';
 export * from './policy-server.js';
