@@ -70,9 +70,13 @@ export class Iam implements IamState, Loopback {
     return this.requests.filter((req) => partOf(req) === part);
   }
 
-  /** An authorizer over this IAM (`baseUrl`, `now`: {@link clock}, then `options`), closed by the fixture. */
+  /**
+   * An authorizer over this IAM, closed by the fixture: `baseUrl` this IAM's URL (unless `options`
+   * name the `issuer`), `now` the {@link clock}, then `options`.
+   */
   authorizer(options: AuthorizerOptions = {}): Authorizer {
-    return (this.#testAuthorizers ?? this.#authorizers).create({ baseUrl: this.url, now: this.clock.now, ...options });
+    const where = options.issuer === undefined ? { baseUrl: this.url } : {};
+    return (this.#testAuthorizers ?? this.#authorizers).create({ ...where, now: this.clock.now, ...options });
   }
 
   /** A token of the standard claims this IAM issues, then `claims`; signed by `KEY` unless told. */
