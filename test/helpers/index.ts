@@ -23,4 +23,3 @@ export * from './leaks.js';
 export * from './loopback.js';
 export * from './policy-server.js';
 export * from './tokens.js';
-export * from './upstreams.js';
