@@ -3,28 +3,19 @@
  * thenable is used alike (a plain value without a promise tick), a rejecting one passes its error
  * on untouched, and the one-resource, one-permission route gives the same state as the general path.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import type { Authorizer } from '../../src/index.js';
 import { createGuards } from '../../src/adapter/index.js';
-import { Authorizers, Clock, mint, startJwksServer, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { useIam } from '../helpers/index.js';
 
 type Req = { vin: unknown };
-const authorizers = new Authorizers();
-let jwks: Loopback;
-let policy: PolicyServer;
+const iam = useIam();
 let authz: Authorizer;
 let bearer: string;
 
-beforeAll(async () => {
-  jwks = await startJwksServer();
-  policy = await startPolicyServer();
-  authz = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: new Clock().now });
-  bearer = `Bearer ${mint(jwks.url)}`; // alice: DRIVER on VIN=WVW1 (READ)
-});
-afterAll(async () => {
-  await authorizers.closeAll();
-  await jwks.close();
-  await policy.close();
+beforeAll(() => {
+  authz = iam.authorizer();
+  bearer = iam.bearer(); // alice: DRIVER on VIN=WVW1 (READ)
 });
 
 /** Not a Promise: only a `then` that calls back (as some query builders and old promise libraries do). */

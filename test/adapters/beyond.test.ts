@@ -4,32 +4,25 @@
  * (only a missing header is anonymous), report mode at the authorizer, adapter and route levels
  * (the narrowest wins; only 403s are relaxed), and the decision log.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createAuthorizer, type Authorizer, type DecisionEvent } from '../../src/index.js';
-import { mint, NOW_MS, startJwksServer, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { beforeAll, describe, expect, test } from 'vitest';
+import type { Authorizer, DecisionEvent } from '../../src/index.js';
+import { NOW_MS, useIam } from '../helpers/index.js';
 import { FRAMEWORKS, startApp } from './apps.js';
 
 // NestJS declares the same routes with @RequireAnyPermission, @Authenticated({ optional }) and route options.
 const FUNCTION_ADAPTERS = FRAMEWORKS;
 
-let jwks: Loopback;
-let policy: PolicyServer;
+const iam = useIam();
 let enforcing: Authorizer;
 let reporting: Authorizer;
 const events: DecisionEvent[] = [];
 let alice: string;
 
-beforeAll(async () => {
-  jwks = await startJwksServer();
-  policy = await startPolicyServer();
-  const base = { baseUrl: jwks.url, policyUrl: policy.url, now: () => NOW_MS, policy: { minRefreshIntervalMs: 0 } };
-  enforcing = createAuthorizer({ ...base, onDecision: (e) => { events.push(e); } });
-  reporting = createAuthorizer({ ...base, mode: 'report' });
-  alice = mint(jwks.url, { sub: 'actor-alice', jti: 'jti-alice', ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }] });
-});
-afterAll(async () => {
-  await Promise.all([enforcing.close(), reporting.close()]);
-  await Promise.all([jwks.close(), policy.close()]);
+beforeAll(() => {
+  const policy = { minRefreshIntervalMs: 0 };
+  enforcing = iam.authorizer({ policy, onDecision: (e) => { events.push(e); } });
+  reporting = iam.authorizer({ policy, mode: 'report' });
+  alice = iam.token({ sub: 'actor-alice', jti: 'jti-alice', ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }] });
 });
 
 async function get(url: string, authorization?: string): Promise<{ status: number; body: Record<string, any> }> {
@@ -60,7 +53,7 @@ describe.each(FUNCTION_ADAPTERS)('%s', (framework) => {
     try {
       expect(await get(`${app.url}/optional`)).toMatchObject({ status: 200, body: { anonymous: true } });
       expect(await get(`${app.url}/optional`, `Bearer ${alice}`)).toMatchObject({ status: 200, body: { anonymous: false, sub: 'actor-alice' } });
-      for (const bad of ['Bearer not-a-token', 'Bearer ', 'Basic dXNlcjpwdw==', '', `Bearer ${mint(jwks.url, { exp: NOW_MS / 1000 - 60 })}`]) {
+      for (const bad of ['Bearer not-a-token', 'Bearer ', 'Basic dXNlcjpwdw==', '', iam.bearer({ exp: NOW_MS / 1000 - 60 })]) {
         expect((await get(`${app.url}/optional`, bad)).status, JSON.stringify(bad)).toBe(401);
       }
     } finally {
@@ -103,26 +96,22 @@ describe.each(FUNCTION_ADAPTERS)('%s', (framework) => {
 describe('the decision log', () => {
   test('grants and denials with every field; grants sampled; a throwing hook does not break a request', async () => {
     const seen: DecisionEvent[] = [];
-    const none = createAuthorizer({ baseUrl: jwks.url, policyUrl: policy.url, now: () => NOW_MS, decisionSampleRate: 0, onDecision: (e) => { seen.push(e); } });
-    const throwing = createAuthorizer({ baseUrl: jwks.url, policyUrl: policy.url, now: () => NOW_MS, onDecision: () => { throw new Error('logger down'); } });
-    try {
-      const identity = await none.authenticate(`Bearer ${alice}`);
-      const read = { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } } as const;
-      const write = { ...read, permission: 'WRITE' } as const;
-      await none.authorize(identity, read);
-      await none.authorize(identity, write);
-      expect(seen.map((e) => e.granted)).toStrictEqual([false]); // grants sampled at 0, denials always
-      expect(seen[0]).toMatchObject({ time: NOW_MS, application: 'app-1', tenant: 'tenant-1', actor: 'actor-alice', roles: ['DRIVER'], changeId: expect.any(String) as unknown, shadow: false });
-      const viaThrowing = await throwing.authenticate(`Bearer ${alice}`);
-      expect((await throwing.authorize(viaThrowing, read)).granted).toBe(true);
-    } finally {
-      await Promise.all([none.close(), throwing.close()]);
-    }
+    const none = iam.authorizer({ decisionSampleRate: 0, onDecision: (e) => { seen.push(e); } });
+    const throwing = iam.authorizer({ onDecision: () => { throw new Error('logger down'); } });
+    const identity = await none.authenticate(`Bearer ${alice}`);
+    const read = { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } } as const;
+    const write = { ...read, permission: 'WRITE' } as const;
+    await none.authorize(identity, read);
+    await none.authorize(identity, write);
+    expect(seen.map((e) => e.granted)).toStrictEqual([false]); // grants sampled at 0, denials always
+    expect(seen[0]).toMatchObject({ time: NOW_MS, application: 'app-1', tenant: 'tenant-1', actor: 'actor-alice', roles: ['DRIVER'], changeId: expect.any(String) as unknown, shadow: false });
+    const viaThrowing = await throwing.authenticate(`Bearer ${alice}`);
+    expect((await throwing.authorize(viaThrowing, read)).granted).toBe(true);
   });
 
   test('options are checked: mode, onDecision, decisionSampleRate', () => {
-    expect(() => createAuthorizer({ baseUrl: jwks.url, mode: 'audit' as never })).toThrow(/"mode"/);
-    expect(() => createAuthorizer({ baseUrl: jwks.url, onDecision: 'log' as never })).toThrow(/"onDecision"/);
-    expect(() => createAuthorizer({ baseUrl: jwks.url, decisionSampleRate: 2 })).toThrow(/"decisionSampleRate"/);
+    expect(() => iam.authorizer({ mode: 'audit' as never })).toThrow(/"mode"/);
+    expect(() => iam.authorizer({ onDecision: 'log' as never })).toThrow(/"onDecision"/);
+    expect(() => iam.authorizer({ decisionSampleRate: 2 })).toThrow(/"decisionSampleRate"/);
   });
 });

@@ -12,13 +12,13 @@ import Koa from 'koa';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { serve } from '@hono/node-server';
-import { createAuthorizer, IamAuthzError, type Authorizer } from '../../src/index.js';
+import { IamAuthzError, type Authorizer } from '../../src/index.js';
 import { expressAuthz } from '../../adapters/express/index.js';
 import { koaAuthz } from '../../adapters/koa/index.js';
 import { fastifyAuthz } from '../../adapters/fastify/index.js';
 import { honoAuthz } from '../../adapters/hono/index.js';
 import { createFetchGuards } from '../../adapters/fetch/index.js';
-import { mint, startUpstreams, type Loopback, type PolicyServer, type Upstreams } from '../helpers/index.js';
+import { useIam } from '../helpers/index.js';
 
 type Mode = 'default' | 'onError' | 'silentOnError' | 'passErrors';
 type Kind = 'express' | 'koa' | 'fastify' | 'hono' | 'fetch';
@@ -26,26 +26,19 @@ const MODES: readonly Mode[] = ['default', 'onError', 'silentOnError', 'passErro
 const KINDS: readonly Kind[] = ['express', 'koa', 'fastify', 'hono', 'fetch'];
 const OPTIONS = { realm: 'fleet', retryAfterSec: 7 } as const;
 
-let upstreams: Upstreams;
-let jwks: Loopback;
-let policy: PolicyServer;
-let down: Loopback;
+const iam = useIam();
+/** An IAM that answers 500 to everything. */
+const down = useIam({ down: 500 });
 let ok: Authorizer;
 let policyDown: Authorizer;
 let alice: string;
 
-beforeAll(async () => {
-  upstreams = await startUpstreams();
-  ({ jwks, policy, down } = upstreams);
-  const { base } = upstreams;
-  ok = createAuthorizer({ ...base, policyUrl: policy.url });
-  policyDown = createAuthorizer({ ...base, policyUrl: down.url });
-  alice = mint(jwks.url, { sub: 'actor-alice', ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }] });
-});
-
-afterAll(async () => {
-  await Promise.all([ok.close(), policyDown.close()]);
-  await upstreams.close();
+beforeAll(() => {
+  // No refetch spacing: every request that needs the IAM asks it.
+  const base = { jwks: { minRefreshIntervalMs: 0 }, policy: { minRefreshIntervalMs: 0 } };
+  ok = iam.authorizer(base);
+  policyDown = iam.authorizer({ ...base, policyUrl: down.policyUrl });
+  alice = iam.token({ sub: 'actor-alice', ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }] });
 });
 
 interface App { url: string; handled: number[]; close(): Promise<void> }

@@ -12,22 +12,15 @@ import { createAuthorizer, IamAuthzError, type Authorizer } from '../../src/inde
 import { expressAuthz } from '../../adapters/express/index.js';
 import { koaAuthz } from '../../adapters/koa/index.js';
 import { fastifyAuthz, iamAuthz } from '../../adapters/fastify/index.js';
-import { mint, NOW_MS, startJwksServer, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { useIam } from '../helpers/index.js';
 
-let jwks: Loopback;
-let policy: PolicyServer;
+const iam = useIam();
 let authorizer: Authorizer;
 let alice: string;
 
-beforeAll(async () => {
-  jwks = await startJwksServer();
-  policy = await startPolicyServer();
-  authorizer = createAuthorizer({ baseUrl: jwks.url, policyUrl: policy.url, now: () => NOW_MS });
-  alice = mint(jwks.url);
-});
-afterAll(async () => {
-  await authorizer.close();
-  await Promise.all([jwks.close(), policy.close()]);
+beforeAll(() => {
+  authorizer = iam.authorizer();
+  alice = iam.token();
 });
 
 describe('adapter options are validated like createAuthorizer\'s', () => {

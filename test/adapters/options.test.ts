@@ -4,28 +4,21 @@ import type { Server } from 'node:http';
 import express from 'express';
 import Koa from 'koa';
 import Fastify from 'fastify';
-import { afterAll, beforeAll, expect, test, vi } from 'vitest';
-import { createAuthorizer, IamAuthzError, type Authorizer } from '../../src/index.js';
+import { beforeAll, expect, test, vi } from 'vitest';
+import { IamAuthzError, type Authorizer } from '../../src/index.js';
 import { expressAuthz } from '../../adapters/express/index.js';
 import { koaAuthz } from '../../adapters/koa/index.js';
 import { fastifyAuthz, iamAuthz } from '../../adapters/fastify/index.js';
-import { mint, NOW_MS, startJwksServer, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { useIam } from '../helpers/index.js';
 import { startApp } from './apps.js';
 
-let jwks: Loopback;
-let policy: PolicyServer;
+const iam = useIam();
 let authorizer: Authorizer;
 let alice: string;
 
-beforeAll(async () => {
-  jwks = await startJwksServer();
-  policy = await startPolicyServer();
-  authorizer = createAuthorizer({ baseUrl: jwks.url, policyUrl: policy.url, now: () => NOW_MS });
-  alice = mint(jwks.url);
-});
-afterAll(async () => {
-  await authorizer.close();
-  await Promise.all([jwks.close(), policy.close()]);
+beforeAll(() => {
+  authorizer = iam.authorizer();
+  alice = iam.token();
 });
 
 async function serve(server: Server): Promise<{ url: string; close: () => Promise<void> }> {
@@ -140,7 +133,7 @@ test('fastify: an onError that answers nothing never lets the request through (t
 });
 
 test('fastify plugin: decorates request.iam, exposes app.iamAuthz, closes the authorizer on close', async () => {
-  const own = createAuthorizer({ baseUrl: jwks.url, policyUrl: policy.url, now: () => NOW_MS });
+  const own = iam.authorizer();
   const close = vi.spyOn(own, 'close');
   const app = Fastify();
   await app.register(iamAuthz, { authorizer: own, realm: 'fleet' });

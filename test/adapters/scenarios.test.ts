@@ -3,38 +3,31 @@
  * adapters must behave identically.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createAuthorizer, type Authorizer } from '../../src/index.js';
-import { KEY2, mint, NOW_MS, startUpstreams, type Loopback, type PolicyServer, type Upstreams } from '../helpers/index.js';
+import type { Authorizer } from '../../src/index.js';
+import { KEY2, NOW_MS, useIam } from '../helpers/index.js';
 import { FRAMEWORKS, startApp, type RunningApp } from './apps.js';
 
-let upstreams: Upstreams;
-let jwks: Loopback;
-let policy: PolicyServer;
-let down: Loopback;
+const iam = useIam();
+/** An IAM that answers 500 to everything. */
+const down = useIam({ down: 500 });
 let ok: Authorizer;
 let policyDown: Authorizer;
 let jwksDown: Authorizer;
 let tokens: Record<'alice' | 'bob' | 'expired' | 'wrongIssuer' | 'foreignKey', string>;
 
-beforeAll(async () => {
-  upstreams = await startUpstreams();
-  ({ jwks, policy, down } = upstreams);
-  const { base } = upstreams;
-  ok = createAuthorizer({ ...base, policyUrl: policy.url });
-  policyDown = createAuthorizer({ ...base, policyUrl: down.url });
-  jwksDown = createAuthorizer({ ...base, jwksUri: down.url, issuer: `${jwks.url}/authentication/v1`, policyUrl: policy.url });
+beforeAll(() => {
+  // No refetch spacing: every request that needs the IAM asks it.
+  const base = { jwks: { minRefreshIntervalMs: 0 }, policy: { minRefreshIntervalMs: 0 } };
+  ok = iam.authorizer(base);
+  policyDown = iam.authorizer({ ...base, policyUrl: down.policyUrl });
+  jwksDown = iam.authorizer({ ...base, jwksUri: down.jwksUri });
   tokens = {
-    alice: mint(jwks.url, { sub: 'actor-alice', ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }] }),
-    bob: mint(jwks.url, { sub: 'actor-bob', ars: [{ r: ['OWNER'], c: ['VIN=WVW1', 'VIN=WVW2'], n: ['node-7'] }] }),
-    expired: mint(jwks.url, { exp: NOW_MS / 1000 - 3600 }),
-    wrongIssuer: mint(jwks.url, { iss: 'https://evil.example/authentication/v1' }),
-    foreignKey: mint(jwks.url, {}, { kid: 'key-1' }, KEY2),
+    alice: iam.token({ sub: 'actor-alice', ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }] }),
+    bob: iam.token({ sub: 'actor-bob', ars: [{ r: ['OWNER'], c: ['VIN=WVW1', 'VIN=WVW2'], n: ['node-7'] }] }),
+    expired: iam.token({ exp: NOW_MS / 1000 - 3600 }),
+    wrongIssuer: iam.token({ iss: 'https://evil.example/authentication/v1' }),
+    foreignKey: iam.token({}, { kid: 'key-1' }, KEY2),
   };
-});
-
-afterAll(async () => {
-  await Promise.all([ok.close(), policyDown.close(), jwksDown.close()]);
-  await upstreams.close();
 });
 
 interface Scenario {

@@ -20,14 +20,12 @@ import { koaAuthz } from '../../adapters/koa/index.js';
 import { fastifyAuthz } from '../../adapters/fastify/index.js';
 import { honoAuthz } from '../../adapters/hono/index.js';
 import { createFetchGuards } from '../../adapters/fetch/index.js';
-import { Authorizers, mint, NOW_MS, startJwksServer, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { useIam } from '../helpers/index.js';
 
 type Own = 'express' | 'koa' | 'fastify' | 'hono' | 'fetch';
 type Host = 'express' | 'express4' | 'koa' | 'fastify' | 'hono';
 
-let jwks: Loopback;
-let policy: PolicyServer;
-const authorizers = new Authorizers();
+const iam = useIam();
 let authorizer: Authorizer;
 let alice: string;
 
@@ -36,21 +34,17 @@ const crashes: unknown[] = [];
 const onWarning = (warning: Error) => { if ((warning as Error & { code?: string }).code === 'IAM_AUTHZ_WRONG_FRAMEWORK') warnings.push(warning); };
 const onCrash = (error: unknown) => { crashes.push(error); };
 
-beforeAll(async () => {
+beforeAll(() => {
   process.on('warning', onWarning);
   process.on('unhandledRejection', onCrash);
   process.on('uncaughtException', onCrash);
-  jwks = await startJwksServer();
-  policy = await startPolicyServer();
-  authorizer = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: () => NOW_MS });
-  alice = mint(jwks.url);
+  authorizer = iam.authorizer();
+  alice = iam.token();
 });
-afterAll(async () => {
+afterAll(() => {
   process.off('warning', onWarning);
   process.off('unhandledRejection', onCrash);
   process.off('uncaughtException', onCrash);
-  await authorizers.closeAll();
-  await Promise.all([jwks.close(), policy.close()]);
 });
 
 /** One guard of each kind an adapter makes, typed loosely: it is about to be misused. */

@@ -2,11 +2,10 @@
 import { Agent, type Dispatcher } from 'undici';
 import { describe, expect, test } from 'vitest';
 import { createAuthorizer, type AuthorizerOptions } from '../../src/index.js';
-import { KEY, mint, NOW_MS, startJwksServer } from '../helpers/index.js';
+import { KEY, NOW_MS } from '../helpers/index.js';
 import { BASE, expectAccepted, expectRefused, token, useLoopbackJwks } from '../token/support.js';
 
-const ctx = useLoopbackJwks();
-const { authorizers } = ctx;
+const { authorizers, iam } = useLoopbackJwks();
 
 const STATIC = { keys: [KEY.jwk] };
 
@@ -114,50 +113,30 @@ describe('defaults and derivations', () => {
   });
 
   test('jwksUri defaults to `${issuer}/.well-known/jwks.json`', async () => {
-    const server = await startJwksServer([KEY]);
-    try {
-      const authz = authorizers.create({ baseUrl: server.url, now: () => NOW_MS });
-      await expectAccepted(authz, mint(server.url));
-      expect(server.requests.map((r) => r.url)).toEqual(['/authentication/v1/.well-known/jwks.json']);
-    } finally {
-      await server.close();
-    }
+    const authz = iam.authorizer();
+    await expectAccepted(authz, iam.token());
+    expect(iam.requests.map((r) => r.url)).toEqual(['/authentication/v1/.well-known/jwks.json']);
   });
 
   test('issuer alone: jwksUri is derived from it, and baseUrl is not needed', async () => {
-    const server = await startJwksServer([KEY]);
-    try {
-      const issuer = `${server.url}/tenants/iam`;
-      const authz = authorizers.create({ issuer, now: () => NOW_MS });
-      await expectAccepted(authz, mint(server.url, { iss: issuer }));
-      expect(server.requests.map((r) => r.url)).toEqual(['/tenants/iam/.well-known/jwks.json']);
-    } finally {
-      await server.close();
-    }
+    const issuer = `${iam.url}/tenants/iam`;
+    const authz = iam.authorizer({ issuer });
+    await expectAccepted(authz, iam.token({ iss: issuer }));
+    expect(iam.requests.map((r) => r.url)).toEqual(['/tenants/iam/.well-known/jwks.json']);
   });
 
   test('jwksUri alone overrides the derived one', async () => {
-    const server = await startJwksServer([KEY]);
-    try {
-      const authz = authorizers.create({ baseUrl: BASE, jwksUri: `${server.url}/keys?v=1`, now: () => NOW_MS });
-      await expectAccepted(authz, token());
-      expect(server.requests.map((r) => r.url)).toEqual(['/keys?v=1']);
-    } finally {
-      await server.close();
-    }
+    const authz = iam.authorizer({ baseUrl: BASE, jwksUri: `${iam.url}/keys?v=1` });
+    await expectAccepted(authz, token());
+    expect(iam.requests.map((r) => r.url)).toEqual(['/keys?v=1']);
   });
 
   test('a static jwks uses no network at all', async () => {
-    const server = await startJwksServer([KEY]);
-    try {
-      const authz = authorizers.create({ baseUrl: server.url, localJwks: STATIC, now: () => NOW_MS });
-      await authz.ready();
-      await expectAccepted(authz, mint(server.url));
-      await expectRefused(authz, mint(server.url, {}, { kid: 'unknown' }), 'ERR_TOKEN_INVALID');
-      expect(server.requests).toHaveLength(0);
-    } finally {
-      await server.close();
-    }
+    const authz = iam.authorizer({ localJwks: STATIC });
+    await authz.ready();
+    await expectAccepted(authz, iam.token());
+    await expectRefused(authz, iam.token({}, { kid: 'unknown' }), 'ERR_TOKEN_INVALID');
+    expect(iam.requests).toHaveLength(0);
   });
 
   test('the now option is the clock for exp checks', async () => {
@@ -176,8 +155,8 @@ describe('defaults and derivations', () => {
     }
     const agent = new CountingAgent();
     try {
-      const authz = createAuthorizer({ baseUrl: ctx.jwks.url, dispatcher: agent, now: () => NOW_MS });
-      await expectAccepted(authz, mint(ctx.jwks.url));
+      const authz = iam.authorizer({ dispatcher: agent });
+      await expectAccepted(authz, iam.token());
       expect(dispatched).toBe(1);
       await authz.close();
       expect(agent.closed).toBe(false);

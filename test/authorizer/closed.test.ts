@@ -4,34 +4,30 @@
  * connection to the IAM and without hanging.
  */
 import { expect, test } from 'vitest';
-import { AuthorizerClosedError, createAuthorizer } from '../../src/index.js';
-import { mint, NOW_MS, startJwksServer, startPolicyServer } from '../helpers/index.js';
+import { AuthorizerClosedError } from '../../src/index.js';
+import { useIam } from '../helpers/index.js';
+
+const iam = useIam();
 
 test('every call after close() rejects with ERR_AUTHORIZER_CLOSED and makes no request', async () => {
-  const jwks = await startJwksServer();
-  const policy = await startPolicyServer();
-  try {
-    const authorizer = createAuthorizer({ baseUrl: jwks.url, policyUrl: policy.url, now: () => NOW_MS });
-    const token = mint(jwks.url);
-    const identity = await authorizer.authenticate(`Bearer ${token}`); // cached now
-    const query = { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } } as const;
-    await authorizer.close();
-    const jwksBefore = jwks.requests.length;
-    const calls = [
-      authorizer.authenticate(`Bearer ${token}`),
-      authorizer.authenticate(`Bearer ${mint(jwks.url, { jti: 'new' })}`),
-      authorizer.authorize(identity, query),
-      authorizer.check(`Bearer ${token}`, query),
-      authorizer.ready(),
-    ];
-    for (const call of calls) {
-      const error = await call.then(() => undefined, (e: unknown) => e);
-      expect(error).toBeInstanceOf(AuthorizerClosedError);
-      expect(error).toMatchObject({ code: 'ERR_AUTHORIZER_CLOSED', status: 503 });
-    }
-    expect(jwks.requests.length).toBe(jwksBefore);
-    await authorizer.close(); // still idempotent
-  } finally {
-    await Promise.all([jwks.close(), policy.close()]);
+  const authorizer = iam.authorizer();
+  const token = iam.token();
+  const identity = await authorizer.authenticate(`Bearer ${token}`); // cached now
+  const query = { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } } as const;
+  await authorizer.close();
+  const jwksBefore = iam.requestsTo('jwks').length;
+  const calls = [
+    authorizer.authenticate(`Bearer ${token}`),
+    authorizer.authenticate(iam.bearer({ jti: 'new' })),
+    authorizer.authorize(identity, query),
+    authorizer.check(`Bearer ${token}`, query),
+    authorizer.ready(),
+  ];
+  for (const call of calls) {
+    const error = await call.then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthorizerClosedError);
+    expect(error).toMatchObject({ code: 'ERR_AUTHORIZER_CLOSED', status: 503 });
   }
+  expect(iam.requestsTo('jwks').length).toBe(jwksBefore);
+  await authorizer.close(); // still idempotent
 });

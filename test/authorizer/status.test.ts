@@ -3,32 +3,14 @@
  * state, age, next refresh, failures and backoff — never a token or a policy body — and its state
  * transitions through an outage, on the hand-driven clock against a real loopback IAM.
  */
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { AuthorizerStatus } from '../../src/authorizer-types.js';
 import type { Authorizer } from '../../src/index.js';
-import { Authorizers, Clock, examplePolicy, json, KEY, mint, servePolicy, startLoopback, type Loopback } from '../helpers/index.js';
+import { KEY, useIam } from '../helpers/index.js';
 
 const TTL = 10_000;
 const MAX_STALE = 20_000;
-const authorizers = new Authorizers();
-let server: Loopback | undefined;
-afterEach(async () => {
-  await authorizers.closeAll();
-  await server?.close();
-  server = undefined;
-});
-
-/** A loopback IAM serving the JWKS and the policy API; `down` answers 503 to both. */
-async function startIam(): Promise<{ lb: Loopback; setDown(down: boolean): void }> {
-  let down = false;
-  const lb = await startLoopback((req, res) => {
-    if (down) json(res, 503, { error: 'down' });
-    else if (req.url?.includes('jwks')) json(res, 200, { keys: [KEY.jwk] });
-    else servePolicy(req, res, examplePolicy('c1', 'app-1'));
-  });
-  server = lb;
-  return { lb, setDown: (d) => { down = d; } };
-}
+const iam = useIam();
 
 /** Polls (real time, at most 3 s) until `done` holds: a background refresh has ended. */
 async function until(done: () => boolean): Promise<void> {
@@ -36,9 +18,9 @@ async function until(done: () => boolean): Promise<void> {
   expect(done()).toBe(true);
 }
 
-function create(url: string, clock: Clock): Authorizer {
+function create(): Authorizer {
   const cache = { ttlMs: TTL, maxStaleMs: MAX_STALE, minRefreshIntervalMs: 1_000, timeoutMs: 2_000 };
-  return authorizers.create({ baseUrl: url, now: clock.now, jwks: cache, policy: cache });
+  return iam.authorizer({ jwks: cache, policy: cache });
 }
 
 const query = { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } };
@@ -60,16 +42,14 @@ function plain(value: unknown): boolean {
 
 describe('authorizer.status()', () => {
   test('plain JSON per issuer and application, without the token or the policy body', async () => {
-    const { lb } = await startIam();
-    const clock = new Clock();
-    const authz = create(lb.url, clock);
-    const token = mint(lb.url);
+    const authz = create();
+    const token = iam.token();
     await authz.check(`Bearer ${token}`, query);
-    clock.advance(1_500);
+    iam.clock.advance(1_500);
     const status = authz.status();
     expect(plain(status)).toBe(true);
     expect(JSON.parse(JSON.stringify(status))).toStrictEqual(status);
-    const issuer = `${lb.url}/authentication/v1`;
+    const { issuer } = iam;
     expect(status).toStrictEqual<AuthorizerStatus>({
       issuers: { [issuer]: { state: 'fresh', ageMs: 1_500, nextRefreshAt: expect.any(Number) as number, consecutiveFailures: 0, backoffMs: 0, keyIds: [KEY.kid] } },
       applications: { [issuer]: { 'app-1': { state: 'fresh', ageMs: 1_500, nextRefreshAt: expect.any(Number) as number, consecutiveFailures: 0, backoffMs: 0, changeId: 'c1', ungranted: [] } } },
@@ -84,22 +64,20 @@ describe('authorizer.status()', () => {
   });
 
   test('cold → fresh → stale → failing (served) → cold (past ttl + maxStale) → fresh after recovery', async () => {
-    const { lb, setDown } = await startIam();
-    const clock = new Clock();
-    const authz = create(lb.url, clock);
-    const issuer = `${lb.url}/authentication/v1`;
+    const { clock, issuer } = iam;
+    const authz = create();
     const keys = () => authz.status().issuers[issuer]!;
     const policy = () => authz.status().applications[issuer]?.['app-1'];
     expect(keys()).toMatchObject({ state: 'cold', ageMs: null, keyIds: [] });
     expect(policy()).toBeUndefined();
 
-    const header = `Bearer ${mint(lb.url, { exp: clock.sec + 3_600 })}`;
+    const header = iam.bearer({ exp: clock.sec + 3_600 });
     await authz.check(header, query);
     expect(keys()).toMatchObject({ state: 'fresh', ageMs: 0, consecutiveFailures: 0 });
     expect(policy()).toMatchObject({ state: 'fresh', ageMs: 0, changeId: 'c1' });
 
     // The freshness passes with the IAM down: stale, not fresh, before anyone asks.
-    setDown(true);
+    iam.down = 503;
     clock.advance(TTL + 1);
     expect(keys()).toMatchObject({ state: 'stale', ageMs: TTL + 1 });
     expect(policy()).toMatchObject({ state: 'stale', ageMs: TTL + 1 });
@@ -119,7 +97,7 @@ describe('authorizer.status()', () => {
     expect(policy()).toMatchObject({ state: 'cold', consecutiveFailures: 1 });
     await expect(authz.check(header, query)).rejects.toMatchObject({ status: 503 });
 
-    setDown(false);
+    iam.down = undefined;
     clock.advance(60_000);
     await authz.check(header, query);
     await until(() => keys().state === 'fresh' && policy()?.state === 'fresh');

@@ -5,27 +5,15 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { createGuards } from '../../src/adapter/index.js';
 import type { RolePolicy } from '../../src/types.js';
-import { appOfRequest } from '../policy/harness.js';
-import { Authorizers, Clock, mint, servePolicy, startJwksServer, startPolicyServer, VEHICLE, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { useIam, VEHICLE } from '../helpers/index.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-let jwks: Loopback;
-let policy: PolicyServer;
-const authorizers = new Authorizers();
-
-beforeAll(async () => {
-  jwks = await startJwksServer();
-  policy = await startPolicyServer();
-});
-afterAll(async () => {
-  await authorizers.closeAll();
-  await Promise.all([jwks.close(), policy.close()]);
-});
+const iam = useIam();
 
 /** A policy of `roles` roles, each granting READ and a role-specific permission. */
 function bigPolicy(app: string, roles: number, changeId = 'c1'): RolePolicy {
@@ -46,19 +34,14 @@ function heap(): number {
 }
 
 test('500 applications of 300 roles through a cache of 5: the heap grows by what 5 hold, not 500', async () => {
-  const clock = new Clock();
-  const authorizer = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: clock.now, policy: { maxApplications: 5 } });
+  const authorizer = iam.authorizer({ policy: { maxApplications: 5 } });
   // A guard, so that the inventory's drift check runs against every policy.
   createGuards(authorizer).requirePermission(VEHICLE, 'READ', 'VIN', () => 'WVW1');
-  policy.fault = (req, res) => {
-    const app = appOfRequest(req);
-    servePolicy(req, res, bigPolicy(app, 300));
-    return true;
-  };
+  iam.policy = (app) => bigPolicy(app, 300);
   const read = { service: VEHICLE, permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } };
   const ask = async (i: number): Promise<void> => {
     const app = `evict-${i}`;
-    const identity = await authorizer.authenticate(`Bearer ${mint(jwks.url, { app, ars: [{ r: [`ROLE_${app}_0`], c: ['VIN=WVW1'] }] })}`);
+    const identity = await authorizer.authenticate(iam.bearer({ app, ars: [{ r: [`ROLE_${app}_0`], c: ['VIN=WVW1'] }] }));
     // Twice: the second grant is remembered by the grant memo.
     expect((await authorizer.authorize(identity, read)).granted).toBe(true);
     expect((await authorizer.authorize(identity, read)).granted).toBe(true);
@@ -67,7 +50,6 @@ test('500 applications of 300 roles through a cache of 5: the heap grows by what
   const before = heap();
   for (let i = 20; i < 500; i++) await ask(i);
   const grown = heap() - before;
-  policy.fault = undefined;
   // Before the bound held, the same run grew the heap by about 56 MB.
   expect(grown).toBeLessThan(8 * 1024 * 1024);
   const held = Object.values(authorizer.status().applications)[0]!;
@@ -77,18 +59,14 @@ test('500 applications of 300 roles through a cache of 5: the heap grows by what
 }, 60_000);
 
 test('a policy replaced by a new changeId is not kept by the grant memo', async () => {
-  const clock = new Clock();
-  const authorizer = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: clock.now, policy: { ttlMs: 1_000, maxStaleMs: 1_000, minRefreshIntervalMs: 0 } });
+  const authorizer = iam.authorizer({ policy: { ttlMs: 1_000, maxStaleMs: 1_000, minRefreshIntervalMs: 0 } });
   const app = 'replaced-app';
   const ROUNDS = 120;
   let changeId = 0;
-  policy.fault = (req, res) => {
-    servePolicy(req, res, bigPolicy(app, 300, `c${changeId}`));
-    return true;
-  };
+  iam.policy = () => bigPolicy(app, 300, `c${changeId}`);
   // One value per round, each ending in another character: the grant memo keeps each in a slot of its own.
   const values = Array.from({ length: ROUNDS + 1 }, (_, i) => `V${String.fromCharCode(0x100 + i)}`);
-  const identity = await authorizer.authenticate(`Bearer ${mint(jwks.url, { app, ars: [{ r: [`ROLE_${app}_0`], c: values.map((v) => `VIN=${v}`) }] })}`);
+  const identity = await authorizer.authenticate(iam.bearer({ app, ars: [{ r: [`ROLE_${app}_0`], c: values.map((v) => `VIN=${v}`) }] }));
   const ask = async (value: string): Promise<void> => {
     const query = { service: VEHICLE, permission: 'READ', resource: { type: 'VIN', value } };
     // The first may fetch, the second is noted, the third remembered.
@@ -98,9 +76,8 @@ test('a policy replaced by a new changeId is not kept by the grant memo', async 
   const before = heap();
   for (let round = 1; round <= ROUNDS; round++) {
     changeId += 1;
-    clock.advance(2_500);
+    iam.clock.advance(2_500);
     await ask(values[round]!);
   }
-  policy.fault = undefined;
   expect(heap() - before).toBeLessThan(8 * 1024 * 1024);
 }, 60_000);

@@ -8,7 +8,8 @@
 import { afterAll, afterEach, beforeAll, expect, test, vi } from 'vitest';
 import { createGuards } from '../../src/adapter/index.js';
 import type { Logger } from '../../src/lib/logger.js';
-import { Authorizers, Clock, examplePolicy, KEY2, mint, reachableText, startJwksServer, startLoopback, startPolicyServer, VEHICLE, type Loopback, type PolicyServer } from '../helpers/index.js';
+import type { Authorizer } from '../../src/index.js';
+import { Clock, KEY2, reachableText, startLoopback, useIam, VEHICLE, type Loopback } from '../helpers/index.js';
 
 interface Line { level: string; args: unknown[]; message: string; fields: Record<string, unknown> }
 
@@ -21,10 +22,8 @@ function capture(): { logger: Logger; lines: Line[] } {
   return { logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, lines };
 }
 
-let jwks: Loopback;
-let policy: PolicyServer;
+const iam = useIam();
 let notFound: Loopback;
-const authorizers = new Authorizers();
 const tokens: string[] = [];
 const everyLine: Line[] = [];
 const WVW1 = { type: 'VIN', value: 'WVW1' };
@@ -33,24 +32,22 @@ const WVW1 = { type: 'VIN', value: 'WVW1' };
 const unavailable = (lines: Line[]): Line[] => lines.filter((l) => l.level === 'warn' && (l.fields as { event?: unknown }).event === 'iam-authz.unavailable');
 
 /** A token of this file, remembered for the final "no token in any line" search. */
-function token(overrides: Record<string, unknown> = {}, key?: Parameters<typeof mint>[3]): string {
-  const t = mint(jwks.url, { jti: `log-${tokens.length}`, ...overrides }, {}, key);
+function token(overrides: Record<string, unknown> = {}, key?: Parameters<typeof iam.token>[2]): string {
+  const t = iam.token({ jti: `log-${tokens.length}`, ...overrides }, {}, key);
   tokens.push(t);
   return t;
 }
 
-function setup(options: Record<string, unknown> = {}): { authz: ReturnType<Authorizers['create']>; lines: Line[]; clock: Clock } {
+function setup(options: Record<string, unknown> = {}): { authz: Authorizer; lines: Line[]; clock: Clock } {
   const { logger, lines } = capture();
   const clock = new Clock();
-  const authz = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: clock.now, logger, ...options });
+  const authz = iam.authorizer({ now: clock.now, logger, ...options });
   afterLines.push(lines);
   return { authz, lines, clock };
 }
 const afterLines: Line[][] = [];
 
 beforeAll(async () => {
-  jwks = await startJwksServer();
-  policy = await startPolicyServer(examplePolicy('c1', 'app-1'));
   notFound = await startLoopback((_req, res) => {
     res.writeHead(404, { 'content-type': 'text/html' });
     res.end('<html>not here</html>');
@@ -60,8 +57,7 @@ afterEach(() => {
   for (const lines of afterLines.splice(0)) everyLine.push(...lines);
 });
 afterAll(async () => {
-  await authorizers.closeAll();
-  await Promise.all([jwks.close(), policy.close(), notFound.close()]);
+  await notFound.close();
   // The deep search: every argument of every line, at every level, for each token and each part.
   expect(everyLine.length).toBeGreaterThan(10);
   const text = reachableText(everyLine.map((l) => l.args));
@@ -87,10 +83,10 @@ test('every request is 401: no token → ERR_TOKEN_MISSING at debug', async () =
 
 test('every request is 401 / works locally, not in Kubernetes: the issuer mismatch names both issuers', async () => {
   // The token says 127.0.0.1, the service was configured with localhost: the first-hour mistake.
-  const { authz, lines } = setup({ baseUrl: jwks.url.replace('127.0.0.1', 'localhost'), jwksUri: `${jwks.url}/jwks`, policyUrl: policy.url });
+  const { authz, lines } = setup({ baseUrl: iam.url.replace('127.0.0.1', 'localhost'), jwksUri: iam.jwksUri, policyUrl: iam.policyUrl });
   await expect(authz.authenticate(`Bearer ${token()}`)).rejects.toMatchObject({ code: 'ERR_TOKEN_INVALID' });
   const line = debugLine(lines);
-  expect(line.message).toContain(`ERR_TOKEN_INVALID: token issuer "${jwks.url}/authentication/v1" is not the expected "${jwks.url.replace('127.0.0.1', 'localhost')}/authentication/v1"`);
+  expect(line.message).toContain(`ERR_TOKEN_INVALID: token issuer "${iam.url}/authentication/v1" is not the expected "${iam.url.replace('127.0.0.1', 'localhost')}/authentication/v1"`);
 });
 
 test('every request is 401: a tenant not in "audience", a key of another IAM, an expired token', async () => {
@@ -192,21 +188,19 @@ test('503 after a while: an outage (nothing listening) is a warn line, misconfig
 });
 
 test('503 after a while: an outage while the cached policy is still served is a warn line before any 503', async () => {
-  const flaky = await startPolicyServer(examplePolicy('c1', 'app-1'));
-  const { authz, lines, clock } = setup({ policyUrl: flaky.url, policy: { ttlMs: 1_000, maxStaleMs: 60_000, minRefreshIntervalMs: 1_000 } });
+  const { authz, lines, clock } = setup({ policy: { ttlMs: 1_000, maxStaleMs: 60_000, minRefreshIntervalMs: 1_000 } });
   const identity = await authz.authenticate(`Bearer ${token()}`);
   expect((await authz.authorize(identity, { service: VEHICLE, permission: 'READ', resource: WVW1 })).granted).toBe(true);
-  flaky.fault = (_req, res) => { res.writeHead(503).end(); return true; };
+  iam.down = 503;
   clock.advance(2_000);
   // Stale: still served, and the background revalidation fails.
   expect((await authz.authorize(identity, { service: VEHICLE, permission: 'READ', resource: WVW1 })).granted).toBe(true);
   await vi.waitFor(() => { expect(lines.some((l) => (l.fields as { event?: unknown }).event === 'iam-authz.upstream-failed')).toBe(true); });
   const failed = lines.filter((l) => (l.fields as { event?: unknown }).event === 'iam-authz.upstream-failed');
   expect(failed[0]?.level).toBe('warn');
-  expect(failed[0]?.message).toContain(flaky.url);
+  expect(failed[0]?.message).toContain(iam.policyUrl);
   expect(failed[0]?.message).toContain('503');
   expect(unavailable(lines)).toHaveLength(0);
-  await flaky.close();
 });
 
 test('a grant logs nothing; without a logger nothing is logged', async () => {

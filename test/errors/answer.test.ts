@@ -4,26 +4,15 @@
  * nothing, and an error two adapters reject with (one outage, every waiting request rejected with
  * the same error) leaves each adapter carrying its own answer.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { JwksUnavailableError, TokenMissingError, type Authorizer } from '../../src/index.js';
 import { createGuards } from '../../src/adapter/index.js';
-import { Authorizers, Clock, startJwksServer, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { useIam } from '../helpers/index.js';
 
-const authorizers = new Authorizers();
-let jwks: Loopback;
-let policy: PolicyServer;
+const iam = useIam();
 let authz: Authorizer;
 
-beforeAll(async () => {
-  jwks = await startJwksServer();
-  policy = await startPolicyServer();
-  authz = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: new Clock().now });
-});
-afterAll(async () => {
-  await authorizers.closeAll();
-  await jwks.close();
-  await policy.close();
-});
+beforeAll(() => { authz = iam.authorizer(); });
 
 /** `authz`, whose `authenticate` rejects every request with `error` (the same instance each time). */
 function rejectingWith(error: Error): Authorizer {

@@ -12,43 +12,41 @@ import { createAuthenticator, type Authenticator } from '../../src/authenticator
 import { resolveDeciderOptions } from '../../src/decider/options.js';
 import { createDecider } from '../../src/decider/decider.js';
 import { resolveSharedOptions, type SharedRuntime } from '../../src/shared-options.js';
-import { KEY, mint, NOW_MS, startPolicyServer, VEHICLE, type PolicyServer } from '../helpers/index.js';
+import { KEY, useIam, VEHICLE } from '../helpers/index.js';
 
-let server: PolicyServer;
+const iam = useIam();
 let shared: SharedRuntime;
 let authenticator: Authenticator;
 const dispatcher = new Agent();
 
-beforeAll(async () => {
-  server = await startPolicyServer();
-  shared = { ...resolveSharedOptions({ baseUrl: server.url, now: () => NOW_MS }), dispatcher };
+beforeAll(() => {
+  shared = { ...resolveSharedOptions({ baseUrl: iam.url, now: iam.clock.now }), dispatcher };
   authenticator = createAuthenticator(resolveAuthenticatorOptions({ localJwks: { keys: [KEY.jwk] }, applications: ['app-1'] }, shared), shared);
 });
 afterAll(async () => {
   authenticator.close();
   await dispatcher.close();
-  await server.close();
 });
 
 describe('each component is built from its own options', () => {
   test('the authenticator verifies a real token with no policy: it never calls the policy API', async () => {
-    const identity = await authenticator.authenticate(`Bearer ${mint(server.url)}`);
+    const identity = await authenticator.authenticate(iam.bearer());
     expect(identity.claims.sub).toBe('actor-alice');
-    await expect(authenticator.authenticate(`Bearer ${mint(server.url, { app: 'other' })}`)).rejects.toMatchObject({ code: 'ERR_TOKEN_INVALID', status: 401 });
-    await expect(authenticator.authenticate(`Bearer ${mint(server.url, { iss: 'https://elsewhere' })}`)).rejects.toMatchObject({ code: 'ERR_TOKEN_INVALID' });
-    expect(server.requests).toHaveLength(0);
+    await expect(authenticator.authenticate(iam.bearer({ app: 'other' }))).rejects.toMatchObject({ code: 'ERR_TOKEN_INVALID', status: 401 });
+    await expect(authenticator.authenticate(iam.bearer({ iss: 'https://elsewhere' }))).rejects.toMatchObject({ code: 'ERR_TOKEN_INVALID' });
+    expect(iam.requestsTo('policy')).toHaveLength(0);
   });
 
   test('the decider decides for an identity with no keys, every entry point through the policy', async () => {
     const decider = createDecider(resolveDeciderOptions({ policy: { minRefreshIntervalMs: 0 } }, shared), shared);
     try {
-      const identity = await authenticator.authenticate(`Bearer ${mint(server.url)}`);
+      const identity = await authenticator.authenticate(iam.bearer());
       const resource = { type: 'VIN', value: 'WVW1' };
       expect((await decider.authorize(identity, { service: VEHICLE, permission: 'READ', resource })).granted).toBe(true);
       expect((await decider.authorize(identity, { service: VEHICLE, permission: 'WRITE', resource })).reason).toBe('PERMISSION_NOT_GRANTED');
       expect(await decider.accessible(identity, { service: VEHICLE, permission: 'READ', type: 'VIN' })).toStrictEqual(['WVW1']);
       expect(await decider.permissionsFor(identity, { service: VEHICLE, resource })).toStrictEqual([{ permission: 'READ', roles: ['DRIVER'] }]);
-      expect(server.requests.length).toBeGreaterThan(0);
+      expect(iam.requestsTo('policy').length).toBeGreaterThan(0);
       decider.close();
       await expect(decider.authorize(identity, { service: VEHICLE, permission: 'READ', resource })).rejects.toMatchObject({ code: 'ERR_AUTHORIZER_CLOSED' });
     } finally {

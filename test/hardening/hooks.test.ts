@@ -3,28 +3,19 @@
  * bridge with a tracer and a meter that throw, leave every answer as if no hook existed, raise no
  * unhandled rejection or uncaught exception, and cost exactly one process warning each.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { Meter, Tracer } from '@opentelemetry/api';
+import type { Authorizer } from '../../src/index.js';
 import { createGuards } from '../../src/adapter/index.js';
 import { instrumentIamAuthz } from '../../adapters/otel/index.js';
-import { Authorizers, Clock, mint, startJwksServer, startPolicyServer, VEHICLE, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { useIam, VEHICLE } from '../helpers/index.js';
 
-let jwks: Loopback;
-let policy: PolicyServer;
-const authorizers = new Authorizers();
+const iam = useIam();
 const problems: unknown[] = [];
 const warnings: Error[] = [];
 const onProblem = (error: unknown): void => { problems.push(error); };
 const onWarning = (warning: Error): void => { warnings.push(warning); };
 
-beforeAll(async () => {
-  jwks = await startJwksServer();
-  policy = await startPolicyServer();
-});
-afterAll(async () => {
-  await authorizers.closeAll();
-  await Promise.all([jwks.close(), policy.close()]);
-});
 beforeEach(() => {
   problems.length = 0;
   warnings.length = 0;
@@ -41,11 +32,11 @@ afterEach(() => {
 /** Enough turns of the event loop for rejections and next-tick exceptions to surface. */
 const settle = (): Promise<void> => new Promise((resolve) => { setTimeout(resolve, 20); });
 
-async function traffic(authz: ReturnType<Authorizers['create']>, rounds: number): Promise<void> {
+async function traffic(authz: Authorizer, rounds: number): Promise<void> {
   const guard = createGuards(authz).requirePermission(VEHICLE, 'READ', 'VIN', () => 'WVW1');
   const deniedGuard = createGuards(authz).requirePermission(VEHICLE, 'WRITE', 'VIN', () => 'WVW1');
   for (let i = 0; i < rounds; i++) {
-    const token = mint(jwks.url, { jti: `hook-${i}` });
+    const token = iam.token({ jti: `hook-${i}` });
     const identity = await authz.authenticate(`Bearer ${token}`);
     expect((await authz.authorize(identity, { service: VEHICLE, permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } })).granted).toBe(true);
     expect((await authz.authorize(identity, { service: VEHICLE, permission: 'WRITE', resource: { type: 'VIN', value: 'WVW1' } })).granted).toBe(false);
@@ -58,8 +49,7 @@ async function traffic(authz: ReturnType<Authorizers['create']>, rounds: number)
 describe('onDecision', () => {
   test('an async hook that rejects: answers unchanged, no unhandled rejection, one warning naming onDecision', async () => {
     let calls = 0;
-    const authz = authorizers.create({
-      baseUrl: jwks.url, policyUrl: policy.url, now: new Clock().now,
+    const authz = iam.authorizer({
       onDecision: async () => { calls += 1; await Promise.resolve(); throw new Error('log shipper down'); },
     });
     await traffic(authz, 3);
@@ -76,7 +66,7 @@ describe('iam-authz/otel', () => {
     const boom = (): never => { throw new Error('exporter down'); };
     const tracer = { startSpan: boom, startActiveSpan: boom } as unknown as Tracer;
     const meter = { createCounter: () => ({ add: boom }) } as unknown as Meter;
-    const authz = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: new Clock().now });
+    const authz = iam.authorizer();
     const instrumentation = instrumentIamAuthz({ tracer, meter });
     try {
       await traffic(authz, 3);

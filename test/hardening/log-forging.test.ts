@@ -4,10 +4,10 @@
  * message handed to the logger, no `IAM_AUTHZ_DEBUG` line and no error message carries them raw,
  * so no fake `iam-authz warn:` line can appear; the structured fields keep the raw values.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import type { Logger, LogFields } from '../../src/lib/logger.js';
 import { startApp } from '../adapters/apps.js';
-import { Authorizers, Clock, mint, startJwksServer, startPolicyServer, VEHICLE, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { useIam, VEHICLE } from '../helpers/index.js';
 
 /** What must never reach a log line raw: C0, DEL, C1, the bidi marks, line separators, embeddings, overrides, isolates. */
 // eslint-disable-next-line no-control-regex -- the characters a forged log line is made of
@@ -25,19 +25,10 @@ const VALUE = `WVW1\n${FORGED}\r\u001b[2K\u0085\u2028\u2029\u202e\u2066\u0000\u0
 const SUB = `actor-alice\n${FORGED} sub\r\n${FORGED} crlf\u0085\u2028`;
 const ROLE = `GUEST\n${FORGED} role\u001b]0;title\u0007`;
 
-const authorizers = new Authorizers();
-let jwks: Loopback;
-let policy: PolicyServer;
-beforeAll(async () => {
-  [jwks, policy] = await Promise.all([startJwksServer(), startPolicyServer()]);
-});
-afterEach(async () => {
+const iam = useIam();
+afterEach(() => {
   vi.unstubAllEnvs();
   vi.restoreAllMocks();
-  await authorizers.closeAll();
-});
-afterAll(async () => {
-  await Promise.all([jwks.close(), policy.close()]);
 });
 
 interface Call { level: string; fields: LogFields; message: string }
@@ -50,7 +41,7 @@ function capturing(): { logger: Logger; calls: Call[] } {
 
 /** A token whose `sub` and roles are hostile, with the roles on the hostile resource value. */
 function hostileToken(): string {
-  return mint(jwks.url, { sub: SUB, ars: [{ r: ['DRIVER', ROLE], c: [`VIN=${VALUE}`] }] });
+  return iam.token({ sub: SUB, ars: [{ r: ['DRIVER', ROLE], c: [`VIN=${VALUE}`] }] });
 }
 
 /** GET the route that asks for WRITE on the VIN (DRIVER has only READ): a denial with everything in it. */
@@ -67,7 +58,7 @@ function expectClean(text: string): void {
 describe.each(['express', 'fastify'] as const)('through a %s guard', (framework) => {
   test('a hostile resource value, sub and role reach the logger escaped; the fields keep them raw', async () => {
     const { logger, calls } = capturing();
-    const authz = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: new Clock().now, logger });
+    const authz = iam.authorizer({ logger });
     const app = await startApp(framework, authz);
     try {
       expect(await deniedRequest(app.url, hostileToken())).toBe(403);
@@ -89,7 +80,7 @@ describe.each(['express', 'fastify'] as const)('through a %s guard', (framework)
     vi.stubEnv('IAM_AUTHZ_DEBUG', '1');
     const written: string[] = [];
     vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => { written.push(args.map(String).join(' ')); });
-    const authz = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: new Clock().now });
+    const authz = iam.authorizer();
     const app = await startApp(framework, authz);
     try {
       expect(await deniedRequest(app.url, hostileToken())).toBe(403);
@@ -106,14 +97,14 @@ describe.each(['express', 'fastify'] as const)('through a %s guard', (framework)
 
 describe('refused tokens whose claims are hostile', () => {
   const cases = [
-    { claim: 'iss', overrides: (): Record<string, unknown> => ({ iss: `${jwks.url}/authentication/v1\u2028${FORGED} iss\u0085\u202e` }) },
+    { claim: 'iss', overrides: (): Record<string, unknown> => ({ iss: `${iam.issuer}\u2028${FORGED} iss\u0085\u202e` }) },
     { claim: 'aud', overrides: (): Record<string, unknown> => ({ aud: `tenant-9\u2028${FORGED} aud\u0085`, tid: `tenant-9\u2028${FORGED} aud\u0085` }) },
     { claim: 'app', overrides: (): Record<string, unknown> => ({ app: `app-9\n${FORGED} app\u2028\u0085\u001b[2K` }) },
   ];
   test.each(cases)('$claim: the error message and the log line are escaped', async ({ overrides }) => {
     const { logger, calls } = capturing();
-    const authz = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, audience: ['tenant-1'], applications: ['app-1'], now: new Clock().now, logger });
-    const error = await authz.authenticate(`Bearer ${mint(jwks.url, overrides())}`).then(() => undefined, (e: unknown) => e as Error & { code: string; detail: string });
+    const authz = iam.authorizer({ audience: ['tenant-1'], applications: ['app-1'], logger });
+    const error = await authz.authenticate(iam.bearer(overrides())).then(() => undefined, (e: unknown) => e as Error & { code: string; detail: string });
     expect(error?.code).toBe('ERR_TOKEN_INVALID');
     // Applications log err.message themselves: it is as safe as the library's own lines.
     expectClean(error?.message ?? '');
@@ -125,9 +116,9 @@ describe('refused tokens whose claims are hostile', () => {
 });
 
 test('a permission or service passed on from a request is escaped in the 403\'s message', async () => {
-  const authz = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: new Clock().now });
+  const authz = iam.authorizer();
   const permission = `WRITE\n${FORGED} permission\u2028`;
-  const error = await authz.check(`Bearer ${mint(jwks.url)}`, { service: `${VEHICLE}\r\u0085`, permission, resource: { type: 'VIN', value: 'WVW1' } }).then(() => undefined, (e: unknown) => e as Error);
+  const error = await authz.check(iam.bearer(), { service: `${VEHICLE}\r\u0085`, permission, resource: { type: 'VIN', value: 'WVW1' } }).then(() => undefined, (e: unknown) => e as Error);
   expect(error?.message).toContain('WRITE\\u000a');
   expectClean(error?.message ?? '');
 });

@@ -8,16 +8,15 @@ import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { channels, type Authorizer } from '../../src/index.js';
 import { createGuards } from '../../src/adapter/index.js';
-import { Authorizers, Clock, examplePolicy, json, KEY2, mint, NOW_SEC, reachableText, servePolicy, startJwksServer, startLoopback, type Loopback } from '../helpers/index.js';
+import { examplePolicy, json, KEY2, NOW_SEC, reachableText, servePolicy, startLoopback, useIam, type Loopback } from '../helpers/index.js';
 
 const MARKER = 'UPSTREAM-BODY-MARKER-7f3c';
 const WVW1 = { type: 'VIN', value: 'WVW1' };
 const SERVICE = 'vehicle-service';
 
-let jwks: Loopback;
+const iam = useIam();
 let policy: Loopback;
 let badJwks: Loopback;
-const authorizers = new Authorizers();
 const seen: unknown[] = [];
 const warnings: Error[] = [];
 const onWarning = (w: Error): void => { warnings.push(w); };
@@ -27,7 +26,6 @@ const traceHandlers = { start: record, end: record, asyncStart: record, asyncEnd
 const traced = Object.values(channels).map((name) => tracingChannel(name));
 
 beforeAll(async () => {
-  jwks = await startJwksServer();
   // The policy API: refuses tokens of app-refused, fails with a body for app-broken, serves app-1.
   policy = await startLoopback((req, res) => {
     const auth = req.headers.authorization ?? '';
@@ -57,8 +55,7 @@ afterAll(async () => {
   for (const [name, fn] of plain) unsubscribe(name, fn);
   for (const channel of traced) channel.unsubscribe(traceHandlers);
   process.off('warning', onWarning);
-  await authorizers.closeAll();
-  await Promise.all([jwks.close(), policy.close(), badJwks.close()]);
+  await Promise.all([policy.close(), badJwks.close()]);
 });
 
 /** Runs `call`, keeping what it rejects with for the search (an identity carries its token by design). */
@@ -67,19 +64,18 @@ async function keep(call: () => Promise<unknown>): Promise<void> {
 }
 
 test('no event, error or warning carries a token, a signature or an upstream body', async () => {
-  const clock = new Clock();
-  const authz: Authorizer = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: clock.now, applications: ['app-1', 'app-refused', 'app-broken', 'app-garbled'], onDecision: (e) => { seen.push(e); } });
-  const noKeys = authorizers.create({ baseUrl: jwks.url, jwksUri: badJwks.url, policyUrl: policy.url, now: clock.now });
+  const authz: Authorizer = iam.authorizer({ policyUrl: policy.url, applications: ['app-1', 'app-refused', 'app-broken', 'app-garbled'], onDecision: (e) => { seen.push(e); } });
+  const noKeys = iam.authorizer({ jwksUri: badJwks.url, policyUrl: policy.url });
   const tokens = [
-    mint(jwks.url, { jti: 'valid' }),
-    mint(jwks.url, { jti: 'refused', app: 'app-refused' }),
-    mint(jwks.url, { jti: 'broken', app: 'app-broken' }),
-    mint(jwks.url, { jti: 'garbled', app: 'app-garbled' }),
-    mint(jwks.url, { jti: 'foreign', app: 'app-foreign' }),
-    mint(jwks.url, { jti: 'expired', exp: NOW_SEC - 3600, iat: NOW_SEC - 7200 }),
-    mint(jwks.url, { jti: 'issuer', iss: 'https://evil.example/authentication/v1' }),
-    mint(jwks.url, { jti: 'audience', aud: 42 }),
-    mint(jwks.url, { jti: 'unknown-kid' }, { kid: 'key-2' }, KEY2),
+    iam.token({ jti: 'valid' }),
+    iam.token({ jti: 'refused', app: 'app-refused' }),
+    iam.token({ jti: 'broken', app: 'app-broken' }),
+    iam.token({ jti: 'garbled', app: 'app-garbled' }),
+    iam.token({ jti: 'foreign', app: 'app-foreign' }),
+    iam.token({ jti: 'expired', exp: NOW_SEC - 3600, iat: NOW_SEC - 7200 }),
+    iam.token({ jti: 'issuer', iss: 'https://evil.example/authentication/v1' }),
+    iam.token({ jti: 'audience', aud: 42 }),
+    iam.token({ jti: 'unknown-kid' }, { kid: 'key-2' }, KEY2),
   ];
   const valid = tokens[0] as string;
   const [h, p, s] = valid.split('.') as [string, string, string];
@@ -102,7 +98,7 @@ test('no event, error or warning carries a token, a signature or an upstream bod
     await keep(() => authz.permissionsFor(identity, { service: SERVICE, resource: WVW1 }));
   }
   // Stale service and revalidation of the valid application's policy.
-  clock.advance(61_000);
+  iam.clock.advance(61_000);
   await keep(() => authz.check(`Bearer ${valid}`, { service: SERVICE, permission: 'READ', resource: WVW1 }));
   await new Promise((resolve) => { setTimeout(resolve, 50); });
 

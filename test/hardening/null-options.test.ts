@@ -3,9 +3,9 @@
  * nested `jwks`, `policy` and `tokenCache`, and the arguments of `ready()` and the queries, refuse
  * `null` with a `TypeError` that names it.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer, type Identity } from '../../src/index.js';
-import { Clock, mint, startJwksServer, startPolicyServer, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { useIam } from '../helpers/index.js';
 
 const BASE = 'https://iam.example.com';
 const TOP = [
@@ -45,19 +45,12 @@ describe('createAuthorizer refuses null options, naming them', () => {
 });
 
 describe('ready() and the queries refuse null', () => {
-  let jwks: Loopback;
-  let policy: PolicyServer;
+  const iam = useIam();
   let authorizer: Authorizer;
   let identity: Identity;
   beforeAll(async () => {
-    jwks = await startJwksServer();
-    policy = await startPolicyServer();
-    authorizer = createAuthorizer({ baseUrl: jwks.url, policyUrl: policy.url, now: new Clock().now });
-    identity = await authorizer.authenticate(`Bearer ${mint(jwks.url)}`);
-  });
-  afterAll(async () => {
-    await authorizer.close();
-    await Promise.all([jwks.close(), policy.close()]);
+    authorizer = iam.authorizer();
+    identity = await authorizer.authenticate(iam.bearer());
   });
 
   test('ready(null), ready({ applications: null })', async () => {

@@ -6,11 +6,11 @@
  * each of them, asked first or last, agrees with the policy the IAM now serves.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { createGuards } from '../../src/adapter/index.js';
 import { PermissionDeniedError, type Authorizer, type Identity } from '../../src/index.js';
 import type { RolePolicy } from '../../src/types.js';
-import { Authorizers, Clock, mint, startJwksServer, startPolicyServer, VEHICLE, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { Clock, useIam, VEHICLE } from '../helpers/index.js';
 
 const PERMISSIONS = ['READ', 'WRITE'] as const;
 const ROLES = ['DRIVER', 'OWNER'] as const;
@@ -21,9 +21,7 @@ const TTL_MS = 60_000;
 
 type Grants = Record<(typeof ROLES)[number], readonly string[]>;
 
-let jwks: Loopback;
-let server: PolicyServer;
-const authorizers = new Authorizers();
+const iam = useIam();
 let change = 0;
 
 function policyOf(grants: Grants): RolePolicy {
@@ -60,15 +58,6 @@ async function ask(authz: Authorizer, identity: Identity, entry: Entry, permissi
   }
 }
 
-beforeAll(async () => {
-  jwks = await startJwksServer();
-  server = await startPolicyServer(policyOf({ DRIVER: [], OWNER: [] }));
-});
-afterAll(async () => {
-  await authorizers.closeAll();
-  await Promise.all([jwks.close(), server.close()]);
-});
-
 const grantsArb: fc.Arbitrary<Grants> = fc.record({
   DRIVER: fc.subarray([...PERMISSIONS]),
   OWNER: fc.subarray([...PERMISSIONS]),
@@ -87,13 +76,13 @@ test('every entry point agrees with the policy the IAM serves, whichever is aske
   await fc.assert(fc.asyncProperty(grantsArb, fc.array(stepArb, { minLength: 1, maxLength: 4 }), async (initial, steps) => {
     const clock = new Clock();
     let grants = initial;
-    server.policy = policyOf(grants);
-    const authz = authorizers.create({
-      baseUrl: jwks.url, policyUrl: server.url, now: clock.now, tokenCache: false,
+    iam.policy = policyOf(grants);
+    const authz = iam.authorizer({
+      now: clock.now, tokenCache: false,
       policy: { ttlMs: TTL_MS, maxStaleMs: 0, minRefreshIntervalMs: 0 },
     });
     try {
-      const identity = await authz.authenticate(`Bearer ${mint(jwks.url, { ars: ARS })}`);
+      const identity = await authz.authenticate(iam.bearer({ ars: ARS }));
       // Warm the cache with the initial policy.
       await authz.authorize(identity, { service: VEHICLE, permission: 'READ', resource: { type: 'VIN', value: 'A' } });
       for (const step of steps) {
@@ -103,7 +92,7 @@ test('every entry point agrees with the policy the IAM serves, whichever is aske
           grants = step.grants;
           clock.advance(TTL_MS + 1);
         }
-        server.policy = policyOf(grants);
+        iam.policy = policyOf(grants);
         const want = expected(grants, step.permission, step.value);
         for (const entry of step.order) {
           expect(await ask(authz, identity, entry, step.permission, step.value), `${entry} ${step.permission} on ${step.value}`).toBe(want);

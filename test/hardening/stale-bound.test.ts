@@ -5,40 +5,22 @@
  * An explicit `minRefreshIntervalMs` is honoured: the first retry after a failed cold fetch comes
  * within it, with no hidden floor. Real loopback IAM, real signatures, a fake clock.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { AuthorizerOptions } from '../../src/index.js';
-import { Authorizers, Clock, examplePolicy, json, KEY, mint, servePolicy, startLoopback, type Loopback } from '../helpers/index.js';
+import { useIam } from '../helpers/index.js';
 
-let iam: Loopback;
-let down = false;
-const authorizers = new Authorizers();
+const iam = useIam();
 const READ = { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } };
-
-beforeAll(async () => {
-  iam = await startLoopback((req, res) => {
-    if (down) json(res, 500, { error: 'down' });
-    else if (req.url?.includes('jwks')) json(res, 200, { keys: [KEY.jwk] });
-    else servePolicy(req, res, examplePolicy('c1', 'app-1'));
-  });
-});
-afterAll(() => iam.close());
-afterEach(async () => {
-  down = false;
-  iam.requests.length = 0;
-  await authorizers.closeAll();
-});
-
-const fetchesOf = (part: 'jwks' | 'policy'): number => iam.requests.filter((r) => (r.url ?? '').includes(part)).length;
 
 /** Asks every 50 ms of the fake clock up to 1.5 s, the IAM down after the first answer; the outcome per instant. */
 async function askThroughOutage(options: Partial<AuthorizerOptions>, ask: 'authenticate' | 'authorize'): Promise<Map<number, string>> {
-  const clock = new Clock();
+  const { clock } = iam;
   const t0 = clock.now();
-  const authz = authorizers.create({ baseUrl: iam.url, now: clock.now, tokenCache: false, ...options });
-  const header = `Bearer ${mint(iam.url)}`;
+  const authz = iam.authorizer({ tokenCache: false, ...options });
+  const header = iam.bearer();
   const identity = await authz.authenticate(header);
   if (ask === 'authorize') expect((await authz.authorize(identity, READ)).granted).toBe(true);
-  down = true;
+  iam.down = 500;
   const outcomes = new Map<number, string>();
   for (let t = 50; t <= 1_500; t += 50) {
     clock.set(t0 + t);
@@ -71,27 +53,25 @@ describe.each([
 
 describe('an explicit minRefreshIntervalMs: 50 is honoured after a failed cold fetch: no hidden floor', () => {
   test('the policy: the retry comes within 50 ms, and succeeds once the IAM is back', async () => {
-    const clock = new Clock();
-    const authz = authorizers.create({ baseUrl: iam.url, now: clock.now, policy: { ttlMs: 10_000, minRefreshIntervalMs: 50 } });
-    const identity = await authz.authenticate(`Bearer ${mint(iam.url)}`);
-    down = true;
+    const authz = iam.authorizer({ policy: { ttlMs: 10_000, minRefreshIntervalMs: 50 } });
+    const identity = await authz.authenticate(iam.bearer());
+    iam.down = 500;
     await expect(authz.authorize(identity, READ)).rejects.toMatchObject({ status: 503, code: 'ERR_POLICY_UNAVAILABLE' });
-    expect(fetchesOf('policy')).toBe(1);
-    down = false;
-    clock.advance(50);
+    expect(iam.requestsTo('policy').length).toBe(1);
+    iam.down = undefined;
+    iam.clock.advance(50);
     expect(await authz.authorize(identity, READ)).toMatchObject({ granted: true });
-    expect(fetchesOf('policy')).toBe(2);
+    expect(iam.requestsTo('policy').length).toBe(2);
   });
 
   test('the keys: the retry comes within 50 ms, and succeeds once the IAM is back', async () => {
-    const clock = new Clock();
-    const authz = authorizers.create({ baseUrl: iam.url, now: clock.now, jwks: { ttlMs: 10_000, minRefreshIntervalMs: 50 } });
-    const header = `Bearer ${mint(iam.url)}`;
-    down = true;
+    const authz = iam.authorizer({ jwks: { ttlMs: 10_000, minRefreshIntervalMs: 50 } });
+    const header = iam.bearer();
+    iam.down = 500;
     await expect(authz.authenticate(header)).rejects.toMatchObject({ status: 503, code: 'ERR_JWKS_UNAVAILABLE' });
-    down = false;
-    clock.advance(50);
+    iam.down = undefined;
+    iam.clock.advance(50);
     expect((await authz.authenticate(header)).claims.sub).toBe('actor-alice');
-    expect(fetchesOf('jwks')).toBe(2);
+    expect(iam.requestsTo('jwks').length).toBe(2);
   });
 });

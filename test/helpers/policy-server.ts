@@ -58,6 +58,13 @@ export function servePolicy(req: IncomingMessage, res: ServerResponse, policy: R
   json(res, 200, policy, { etag });
 }
 
+/** The `app` claim of the bearer token of a request (unverified: the test server trusts it). */
+export function appOfRequest(req: IncomingMessage): string {
+  const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+  const payload = token.split('.')[1] ?? '';
+  return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { app: string }).app;
+}
+
 export type PolicyFault = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 export interface PolicyServer extends Loopback {

@@ -9,36 +9,24 @@ import { createGuards } from '../../src/adapter/index.js';
 import { closest } from '../../src/lib/closest.js';
 import { createInventory, MAX_INVENTORY_ENTRIES, MAX_WARNINGS_PER_POLICY } from '../../src/inventory.js';
 import { compilePolicy } from '../../src/engine/compile-policy.js';
-import { Authorizers, Clock, examplePolicy, mint, startJwksServer, startPolicyServer, uniqueApp, VEHICLE, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { examplePolicy, uniqueApp, useIam, VEHICLE } from '../helpers/index.js';
 
 const UNGRANTED = 'IAM_AUTHZ_UNGRANTED_PERMISSION';
 const FULL = 'IAM_AUTHZ_INVENTORY_FULL';
-let jwks: Loopback;
-let policy: PolicyServer;
-const authorizers = new Authorizers();
+const iam = useIam();
 const warnings: (Error & { code?: string })[] = [];
 const listen = (w: Error & { code?: string }): void => { warnings.push(w); };
 
-beforeAll(async () => {
-  jwks = await startJwksServer();
-  policy = await startPolicyServer();
-  process.on('warning', listen);
-});
-afterAll(async () => {
-  process.off('warning', listen);
-  await Promise.all([jwks.close(), policy.close()]);
-});
-afterEach(async () => {
-  warnings.length = 0;
-  await authorizers.closeAll();
-});
+beforeAll(() => { process.on('warning', listen); });
+afterAll(() => { process.off('warning', listen); });
+afterEach(() => { warnings.length = 0; });
 
 test('30,000 guards named by callers: the inventory stops at its bound, says so, and every guard still enforces', async () => {
   const app = uniqueApp();
-  policy.policy = examplePolicy('c1', app);
-  const authorizer = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: new Clock().now });
+  iam.policy = examplePolicy('c1', app);
+  const authorizer = iam.authorizer();
   const guards = createGuards<{ vin: string }>(authorizer);
-  const owner = `Bearer ${mint(jwks.url, { app, ars: [{ r: ['OWNER'], c: ['VIN=WVW1'] }] })}`;
+  const owner = iam.bearer({ app, ars: [{ r: ['OWNER'], c: ['VIN=WVW1'] }] });
   // The policy is in hand first, so that every new guard is held against it at once.
   await authorizer.check(owner, { service: VEHICLE, permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } });
   const made = Array.from({ length: 30_000 }, (_, i) => guards.requirePermission(`svc-${i}`, 'READ', 'VIN', (req) => req.vin));
@@ -62,18 +50,17 @@ test('30,000 guards named by callers: the inventory stops at its bound, says so,
 
 test('a new changeId warns again, within the same bound', async () => {
   const app = uniqueApp();
-  policy.policy = examplePolicy('c1', app);
-  const clock = new Clock();
-  const authorizer = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: clock.now, policy: { ttlMs: 1000, maxStaleMs: 1000, minRefreshIntervalMs: 0 } });
+  iam.policy = examplePolicy('c1', app);
+  const authorizer = iam.authorizer({ policy: { ttlMs: 1000, maxStaleMs: 1000, minRefreshIntervalMs: 0 } });
   const guards = createGuards(authorizer);
   for (let i = 0; i < 50; i++) guards.requirePermission(VEHICLE, `P${i}`, 'VIN', () => 'WVW1');
-  const owner = `Bearer ${mint(jwks.url, { app, ars: [{ r: ['OWNER'], c: ['VIN=WVW1'] }] })}`;
+  const owner = iam.bearer({ app, ars: [{ r: ['OWNER'], c: ['VIN=WVW1'] }] });
   const read = { service: VEHICLE, permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } };
   await authorizer.check(owner, read);
   await new Promise((resolve) => setImmediate(resolve));
   expect(warnings.filter((w) => w.code === UNGRANTED)).toHaveLength(MAX_WARNINGS_PER_POLICY + 1);
-  policy.policy = examplePolicy('c2', app);
-  clock.advance(2_500);
+  iam.policy = examplePolicy('c2', app);
+  iam.clock.advance(2_500);
   await authorizer.check(owner, read);
   await new Promise((resolve) => setImmediate(resolve));
   expect(warnings.filter((w) => w.code === UNGRANTED)).toHaveLength(2 * (MAX_WARNINGS_PER_POLICY + 1));

@@ -10,31 +10,21 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest
 import { expressAuthz } from '../../adapters/express/index.js';
 import type { Authorizer } from '../../src/index.js';
 import type { RolePolicy } from '../../src/types.js';
-import { Authorizers, Clock, examplePolicy, mint, startJwksServer, startPolicyServer, uniqueApp, VEHICLE, type Loopback, type PolicyServer } from '../helpers/index.js';
+import { examplePolicy, uniqueApp, useIam, VEHICLE, type Clock } from '../helpers/index.js';
 
 const CODE = 'IAM_AUTHZ_UNGRANTED_PERMISSION';
-let jwks: Loopback;
-let policy: PolicyServer;
+const iam = useIam();
 let server: Server | undefined;
-const authorizers = new Authorizers();
 const warnings: (Error & { code?: string })[] = [];
 const listen = (w: Error & { code?: string }) => { if (w.code === CODE) warnings.push(w); };
 
-beforeAll(async () => {
-  jwks = await startJwksServer();
-  policy = await startPolicyServer();
-  process.on('warning', listen);
-});
-afterAll(async () => {
-  process.off('warning', listen);
-  await Promise.all([jwks.close(), policy.close()]);
-});
+beforeAll(() => { process.on('warning', listen); });
+afterAll(() => { process.off('warning', listen); });
 beforeEach(() => { warnings.length = 0; });
 afterEach(async () => {
   server?.closeAllConnections();
   await new Promise<void>((resolve) => { if (server) server.close(() => { resolve(); }); else resolve(); });
   server = undefined;
-  await authorizers.closeAll();
 });
 
 /** The example policy of `app` (DRIVER: READ; OWNER: READ, WRITE), with OWNER's permissions replaced when given. */
@@ -47,8 +37,8 @@ function policyOf(app: string, changeId: string, owner?: string[]): RolePolicy {
 type Route = [path: string, service: string, permissions: string | string[], mode?: 'report'];
 
 /** An Express app with one GET route per guard; returns its URL, the authorizer and a token of `app`. */
-async function start(app: string, routes: Route[], clock = new Clock()): Promise<{ url: string; authorizer: Authorizer; token: string; clock: Clock }> {
-  const authorizer = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: clock.now, policy: { ttlMs: 1000, maxStaleMs: 1000, minRefreshIntervalMs: 0 } });
+async function start(app: string, routes: Route[]): Promise<{ url: string; authorizer: Authorizer; token: string; clock: Clock }> {
+  const authorizer = iam.authorizer({ policy: { ttlMs: 1000, maxStaleMs: 1000, minRefreshIntervalMs: 0 } });
   const { requirePermission, requireAnyPermission } = expressAuthz(authorizer);
   const web = express();
   for (const [path, service, permissions, mode] of routes) {
@@ -60,15 +50,15 @@ async function start(app: string, routes: Route[], clock = new Clock()): Promise
   }
   server = web.listen(0, '127.0.0.1');
   await new Promise((resolve) => server?.once('listening', resolve));
-  const token = mint(jwks.url, { app, ars: [{ r: ['OWNER'], c: ['VIN=WVW1'] }] });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, authorizer, token, clock };
+  const token = iam.token({ app, ars: [{ r: ['OWNER'], c: ['VIN=WVW1'] }] });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, authorizer, token, clock: iam.clock };
 }
 
 const get = (url: string, token: string) => fetch(url, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
 
 test('a typo\'d permission: one warning, before the response, naming service, permission and application; never per request', async () => {
   const app = uniqueApp();
-  policy.policy = policyOf(app, 'c1');
+  iam.policy = policyOf(app, 'c1');
   const { url, token } = await start(app, [['/read', VEHICLE, 'READ'], ['/write', VEHICLE, 'WRTIE']]);
   expect(await get(`${url}/write`, token)).toBe(403);
   expect(warnings).toHaveLength(1);
@@ -86,13 +76,13 @@ test('a typo\'d permission: one warning, before the response, naming service, pe
 
 test('the same list is in status() under the application, and at warn on the logger', async () => {
   const app = uniqueApp();
-  policy.policy = policyOf(app, 'c1');
+  iam.policy = policyOf(app, 'c1');
   const lines: string[] = [];
   const logger = { debug: () => undefined, info: () => undefined, warn: (_fields: unknown, message: string) => { lines.push(message); }, error: () => undefined };
-  const authorizer = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: new Clock().now, logger });
+  const authorizer = iam.authorizer({ logger });
   const { requirePermission } = expressAuthz(authorizer);
   requirePermission(VEHICLE, 'WRTIE', 'VIN', () => 'WVW1');
-  const token = mint(jwks.url, { app, ars: [{ r: ['OWNER'], c: ['VIN=WVW1'] }] });
+  const token = iam.token({ app, ars: [{ r: ['OWNER'], c: ['VIN=WVW1'] }] });
   await authorizer.check(`Bearer ${token}`, { service: VEHICLE, permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } });
   const entry = Object.values(authorizer.status().applications)[0]?.[app];
   expect(entry?.ungranted).toEqual([{ service: VEHICLE, permission: 'WRTIE', serviceGranted: true, didYouMean: 'WRITE' }]);
@@ -102,7 +92,7 @@ test('the same list is in status() under the application, and at warn on the log
 
 test('a typo\'d service is named as granting nothing, with the service it may mean', async () => {
   const app = uniqueApp();
-  policy.policy = policyOf(app, 'c1');
+  iam.policy = policyOf(app, 'c1');
   const { url, token } = await start(app, [['/read', 'vehicle-servcie', 'READ']]);
   expect(await get(`${url}/read`, token)).toBe(403);
   expect(warnings.map((w) => w.message)).toEqual([expect.stringContaining(`no role grants anything in service 'vehicle-servcie' (did you mean '${VEHICLE}'?)`)]);
@@ -110,22 +100,22 @@ test('a typo\'d service is named as granting nothing, with the service it may me
 
 test('a permission dropped in a new changeId warns; granted again, silence; another dropped, only that one', async () => {
   const app = uniqueApp();
-  policy.policy = policyOf(app, 'c1');
+  iam.policy = policyOf(app, 'c1');
   const { url, token, clock } = await start(app, [['/read', VEHICLE, 'READ'], ['/write', VEHICLE, 'WRITE']]);
   expect(await get(`${url}/read`, token)).toBe(200);
   expect(warnings).toEqual([]);
   // Past ttlMs + maxStaleMs: the next request fetches the new changeId and is answered after the check.
-  policy.policy = policyOf(app, 'c2', ['READ']);
+  iam.policy = policyOf(app, 'c2', ['READ']);
   clock.advance(5000);
   expect(await get(`${url}/read`, token)).toBe(200);
   expect(warnings.map((w) => w.message)).toEqual([expect.stringMatching(/'WRITE' of service 'vehicle-service'/)]);
   expect(await get(`${url}/write`, token)).toBe(403);
   expect(warnings).toHaveLength(1);
-  policy.policy = policyOf(app, 'c3', ['READ', 'WRITE']);
+  iam.policy = policyOf(app, 'c3', ['READ', 'WRITE']);
   clock.advance(5000);
   expect(await get(`${url}/write`, token)).toBe(200);
   expect(warnings).toHaveLength(1);
-  policy.policy = policyOf(app, 'c4', ['WRITE']);
+  iam.policy = policyOf(app, 'c4', ['WRITE']);
   clock.advance(5000);
   expect(await get(`${url}/write`, token)).toBe(200);
   expect(warnings.slice(1).map((w) => w.message)).toEqual([expect.stringMatching(/'READ' of service 'vehicle-service'/)]);
@@ -133,7 +123,7 @@ test('a permission dropped in a new changeId warns; granted again, silence; anot
 
 test('a report-mode guard is inventoried as such and warned about; its request goes on', async () => {
   const app = uniqueApp();
-  policy.policy = policyOf(app, 'c1');
+  iam.policy = policyOf(app, 'c1');
   const { url, token, authorizer } = await start(app, [['/audit', VEHICLE, 'AUDIT', 'report']]);
   expect(authorizer.inventory()).toEqual([{ service: VEHICLE, permission: 'AUDIT', resourceType: 'VIN', mode: 'report' }]);
   expect(await get(`${url}/audit`, token)).toBe(200);
@@ -142,7 +132,7 @@ test('a report-mode guard is inventoried as such and warned about; its request g
 
 test('every permission of an any-of guard counts on its own', async () => {
   const app = uniqueApp();
-  policy.policy = policyOf(app, 'c1');
+  iam.policy = policyOf(app, 'c1');
   const { url, token, authorizer } = await start(app, [['/any', VEHICLE, ['WRITE', 'DELETE']]]);
   expect(await get(`${url}/any`, token)).toBe(200);
   expect(warnings.map((w) => w.message)).toEqual([expect.stringContaining(`'DELETE' of service '${VEHICLE}'`)]);
@@ -151,7 +141,7 @@ test('every permission of an any-of guard counts on its own', async () => {
 
 test('a policy that grants everything inventoried: silence', async () => {
   const app = uniqueApp();
-  policy.policy = policyOf(app, 'c1');
+  iam.policy = policyOf(app, 'c1');
   const { url, token, authorizer } = await start(app, [['/read', VEHICLE, 'READ'], ['/write', VEHICLE, 'WRITE'], ['/any', VEHICLE, ['WRITE', 'READ']]]);
   expect(await get(`${url}/read`, token)).toBe(200);
   expect(await get(`${url}/write`, token)).toBe(200);
@@ -163,7 +153,7 @@ test('a policy that grants everything inventoried: silence', async () => {
 
 test('a guard made after the policy was fetched is checked against the policy in hand', async () => {
   const app = uniqueApp();
-  policy.policy = policyOf(app, 'c1');
+  iam.policy = policyOf(app, 'c1');
   const { url, token, authorizer } = await start(app, [['/read', VEHICLE, 'READ']]);
   expect(await get(`${url}/read`, token)).toBe(200);
   expect(warnings).toEqual([]);

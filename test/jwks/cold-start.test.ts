@@ -137,7 +137,7 @@ describe('cold start', () => {
 
   test('unusable members are skipped while the usable key verifies; a token signed by a skipped key is a 401', async () => {
     const weakOther = generateSigningKey({ kid: 'weak', modulusLength: 1024 });
-    ctx.server.setKeys([KEY.jwk, weakOther.jwk, { kty: 'oct', kid: 'hmac', k: 'c2VjcmV0' }]);
+    ctx.server.keys = [KEY.jwk, weakOther.jwk, { kty: 'oct', kid: 'hmac', k: 'c2VjcmV0' }];
     const a = ctx.make();
     await a.authenticate(bearer(mint(ctx.server.url)));
     await expectAuthzError(a.authenticate(bearer(mint(ctx.server.url, {}, {}, weakOther))), 'ERR_TOKEN_INVALID', 401);

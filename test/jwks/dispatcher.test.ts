@@ -90,7 +90,6 @@ describe('dispatcher', () => {
     agent.get(ORIGIN).intercept({ path: JWKS_PATH, method: 'GET' }).reply(200, { keys: [KEY.jwk] }, JSON_HEADERS).times(2);
     const a = make(ORIGIN);
     await a.ready();
-    ctx.authz = undefined;
     await expect(a.close()).resolves.toBeUndefined();
     const res = await request(`${ORIGIN}${JWKS_PATH}`, { dispatcher: agent });
     expect(res.statusCode).toBe(200);

@@ -1,12 +1,13 @@
 /**
  * Shared pieces of the JWKS tests: a recorder for the JWKS diagnostics channels (so a test can wait
  * for a background fetch instead of sleeping), small assertions, and the hooks of a test file
- * against a loopback JWKS ({@link useJwksServer}), with the hand-driven `Clock` of test/helpers.
+ * against a loopback JWKS ({@link useJwksServer}): the loopback IAM of test/helpers/iam.ts, new in
+ * every test, since these tests replace its handler with every kind of broken answer.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterEach, beforeEach, vi } from 'vitest';
-import { channels, createAuthorizer, type Authorizer, type AuthorizerOptions } from '../../src/index.js';
-import { Clock, defined, KEY, startJwksServer } from '../helpers/index.js';
+import { channels, type Authorizer, type AuthorizerOptions } from '../../src/index.js';
+import { Authorizers, defined, startIam, type Clock, type Iam } from '../helpers/index.js';
 
 export const JWKS_PATH = '/authentication/v1/.well-known/jwks.json';
 
@@ -76,20 +77,17 @@ export function recordJwksEvents(uriPrefix: string): EventRecorder {
 
 export { expectAuthzError, upstreamReason } from '../helpers/errors.js';
 
-type JwksServer = Awaited<ReturnType<typeof startJwksServer>>;
-
 /** What {@link useJwksServer} gives a test file: all of it new in every test. */
 export interface JwksContext {
-  /** A loopback JWKS endpoint serving `KEY`. */
-  readonly server: JwksServer;
+  /** A loopback IAM whose JWKS serves `KEY`. */
+  readonly server: Iam;
+  /** The server's clock. */
   readonly clock: Clock;
   /** Events of {@link server} (only when `useJwksServer` records them). */
   readonly events: EventRecorder;
-  /** The test's authorizer, closed after it; set it to `undefined` when the test closed it itself. */
-  authz: Authorizer | undefined;
   /**
-   * Creates the test's authorizer: `baseUrl` the loopback server, `now` the clock, no token cache,
-   * the file's `jwks` options, then `extra`.
+   * Creates an authorizer of the test, closed after it: `baseUrl` the loopback server, `now` the
+   * clock, no token cache, the file's `jwks` options, then `extra`.
    */
   make(extra?: Partial<AuthorizerOptions>): Authorizer;
 }
@@ -112,19 +110,17 @@ export function withoutJitter(): void {
 
 export function useJwksServer(jwks: NonNullable<AuthorizerOptions['jwks']>, { events: record = true }: { events?: boolean } = {}): JwksContext {
   withoutJitter();
-  let server: JwksServer | undefined;
-  let clock: Clock | undefined;
+  // Not the server's own authorizers: a test may close the server and go on with its authorizer.
+  const authorizers = new Authorizers();
+  let server: Iam | undefined;
   let events: EventRecorder | undefined;
-  let authz: Authorizer | undefined;
 
   beforeEach(async () => {
-    server = await startJwksServer([KEY]);
-    clock = new Clock();
+    server = await startIam();
     events = record ? recordJwksEvents(server.url) : undefined;
   });
   afterEach(async () => {
-    await authz?.close();
-    authz = undefined;
+    await authorizers.closeAll();
     events?.dispose();
     events = undefined;
     await server?.close();
@@ -132,13 +128,11 @@ export function useJwksServer(jwks: NonNullable<AuthorizerOptions['jwks']>, { ev
 
   return {
     get server() { return defined(server, 'server'); },
-    get clock() { return defined(clock, 'clock'); },
+    get clock() { return defined(server, 'server').clock; },
     get events() { return defined(events, 'events'); },
-    get authz() { return authz; },
-    set authz(a) { authz = a; },
     make(extra = {}) {
-      authz = createAuthorizer({ baseUrl: defined(server, 'server').url, now: defined(clock, 'clock').now, tokenCache: false, jwks, ...extra });
-      return authz;
+      const { url, clock } = defined(server, 'server');
+      return authorizers.create({ baseUrl: url, now: clock.now, tokenCache: false, jwks, ...extra });
     },
   };
 }

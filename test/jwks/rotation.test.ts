@@ -18,7 +18,7 @@ describe('rotation', () => {
     expect(ctx.server.requests[0]!.method).toBe('GET');
     expect(ctx.server.requests[0]!.url).toBe(JWKS_PATH);
 
-    ctx.server.setKeys([KEY.jwk, KEY2.jwk]);
+    ctx.server.keys = [KEY.jwk, KEY2.jwk];
     const token2 = bearer(mint(ctx.server.url, {}, {}, KEY2));
     // Within the cooldown of the first fetch an unknown kid is refused without asking again.
     await expectAuthzError(authz.authenticate(token2), 'ERR_TOKEN_INVALID', 401);
@@ -60,7 +60,7 @@ describe('rotation', () => {
     const token2 = bearer(mint(ctx.server.url, {}, {}, KEY2));
     await authz.authenticate(token1);
 
-    ctx.server.setKeys([KEY2.jwk]);
+    ctx.server.keys = [KEY2.jwk];
     ctx.clock.advance(JWKS.ttlMs + 1);
     // Stale-while-revalidate: this request is answered from the cached keys and starts a refresh.
     await authz.authenticate(token1);
@@ -78,7 +78,7 @@ describe('rotation', () => {
     const token1 = bearer(mint(ctx.server.url));
     await authz.authenticate(token1);
 
-    ctx.server.setKeys([KEY2.jwk, KEY3.jwk]);
+    ctx.server.keys = [KEY2.jwk, KEY3.jwk];
     ctx.clock.advance(JWKS.minRefreshIntervalMs);
     const id = await authz.authenticate(bearer(mint(ctx.server.url, {}, {}, KEY3)));
     expect(id.header.kid).toBe('key-3');
@@ -95,7 +95,7 @@ describe('rotation', () => {
     await authz.authenticate(token1);
     expect(ctx.server.requests).toHaveLength(1);
 
-    ctx.server.setKeys([KEY2.jwk]);
+    ctx.server.keys = [KEY2.jwk];
     ctx.clock.advance(JWKS.minRefreshIntervalMs);
     // Served from the cache: nothing has told the authorizer about the rotation yet.
     await authz.authenticate(token1);
@@ -114,7 +114,7 @@ describe('rotation', () => {
     const authz = ctx.make({ tokenCache: { max: 100, maxTtlMs: 3_600_000 } });
     const token1 = bearer(mint(ctx.server.url));
     await authz.authenticate(token1);
-    ctx.server.setKeys([KEY2.jwk]);
+    ctx.server.keys = [KEY2.jwk];
     ctx.clock.advance(JWKS.ttlMs - 1);
     await authz.authenticate(token1); // a hit, keys still young: no fetch
     expect(ctx.server.requests).toHaveLength(1);
@@ -130,7 +130,7 @@ describe('rotation', () => {
     const authz = ctx.make();
     const token1 = bearer(mint(ctx.server.url));
     await authz.authenticate(token1);
-    ctx.server.setKeys([KEY.jwk, KEY2.jwk]);
+    ctx.server.keys = [KEY.jwk, KEY2.jwk];
     ctx.clock.advance(JWKS.ttlMs + 1);
     await authz.authenticate(token1);
     await ctx.events.until(2);

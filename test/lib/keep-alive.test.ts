@@ -7,16 +7,11 @@ import type { Socket } from 'node:net';
 import { afterEach, expect, test, vi } from 'vitest';
 import type { AuthorizerStatus } from '../../src/authorizer-types.js';
 import { keepAliveOptions } from '../../src/lib/undici.js';
-import { Authorizers, Clock, examplePolicy, json, KEY, mint, servePolicy, startLoopback, type Loopback } from '../helpers/index.js';
+import { useIam } from '../helpers/index.js';
 
 const TTL = 5_000;
-const authorizers = new Authorizers();
-let server: Loopback | undefined;
-afterEach(async () => {
-  vi.useRealTimers();
-  await authorizers.closeAll();
-  await server?.close();
-});
+const iam = useIam();
+afterEach(() => { vi.useRealTimers(); });
 
 /** Lets real I/O run (setImmediate is not faked) until `done` holds. */
 async function until(done: () => boolean): Promise<void> {
@@ -35,38 +30,34 @@ function settled(status: AuthorizerStatus): boolean {
 
 test('≥ 90% of steady-state refreshes reuse a connection; the pool is bounded per origin', async () => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-  server = await startLoopback((req, res) => {
-    if (req.url?.includes('jwks')) json(res, 200, { keys: [KEY.jwk] });
-    else servePolicy(req, res, examplePolicy('c1', 'app-1'));
-  });
   // Keeps idle connections, and sends no `Keep-Alive: timeout=` hint.
-  server.server.keepAliveTimeout = 0;
+  iam.server.keepAliveTimeout = 0;
   let open = 0;
   let mostOpen = 0;
-  server.server.on('connection', (socket: Socket) => {
+  iam.server.on('connection', (socket: Socket) => {
     mostOpen = Math.max(mostOpen, ++open);
     socket.on('close', () => open--);
   });
-  const clock = new Clock();
+  const { clock } = iam;
   const cache = { ttlMs: TTL, minRefreshIntervalMs: 1_000, timeoutMs: 2_000 };
-  const authz = authorizers.create({ baseUrl: server.url, now: clock.now, jwks: cache, policy: cache });
-  const header = `Bearer ${mint(server.url, { exp: clock.sec + 3_600 })}`;
+  const authz = iam.authorizer({ jwks: cache, policy: cache });
+  const header = iam.bearer({ exp: clock.sec + 3_600 });
   const query = { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } };
   await authz.check(header, query);
   let warm = 0;
   for (let round = 0; round < 24; round++) {
     // The first round fills the pool (both caches refresh at once); the rest is steady state.
-    if (round === 1) warm = server.requests.length;
+    if (round === 1) warm = iam.requests.length;
     // A refresh cadence of idle time, then a request that finds both caches due.
     vi.advanceTimersByTime(TTL);
     clock.advance(TTL);
-    const before = server.requests.length;
+    const before = iam.requests.length;
     await authz.check(header, query);
-    await until(() => server!.requests.length >= before + 2 && settled(authz.status()));
+    await until(() => iam.requests.length >= before + 2 && settled(authz.status()));
   }
-  const steady = server.requests.slice(warm);
+  const steady = iam.requests.slice(warm);
   expect(steady.length).toBeGreaterThanOrEqual(40);
-  const seen = new Set<Socket>(server.requests.slice(0, warm).map((r) => r.socket));
+  const seen = new Set<Socket>(iam.requests.slice(0, warm).map((r) => r.socket));
   let reused = 0;
   for (const r of steady) {
     if (seen.has(r.socket)) reused++;

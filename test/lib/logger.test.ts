@@ -5,9 +5,9 @@
  */
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { createLog, debugRequested, WARN_LINES_PER_WINDOW, WARN_WINDOW_MS, type Logger } from '../../src/lib/logger.js';
-import { Authorizers, Clock, mint, startJwksServer, startPolicyServer, VEHICLE } from '../helpers/index.js';
+import { Clock, useIam, VEHICLE } from '../helpers/index.js';
 
-const authorizers = new Authorizers();
+const iam = useIam();
 const warnings: Error[] = [];
 const problems: unknown[] = [];
 const onWarning = (w: Error): void => { warnings.push(w); };
@@ -18,12 +18,11 @@ beforeEach(() => {
   process.on('warning', onWarning);
   process.on('unhandledRejection', onProblem);
 });
-afterEach(async () => {
+afterEach(() => {
   process.off('warning', onWarning);
   process.off('unhandledRejection', onProblem);
   vi.unstubAllEnvs();
   vi.restoreAllMocks();
-  await authorizers.closeAll();
 });
 
 function counting(): { logger: Logger; calls: { level: string; fields: Record<string, unknown>; message: string }[] } {
@@ -53,24 +52,18 @@ test('warn is rate-limited per key on the injected clock; debug is not', () => {
 });
 
 test('a logger that throws or rejects breaks no request: the answers stand, one process warning', async () => {
-  const jwks = await startJwksServer();
-  const policy = await startPolicyServer();
-  try {
-    const throwing = { debug: () => { throw new Error('log down'); }, info: () => undefined, warn: () => { throw new Error('log down'); }, error: () => undefined };
-    const rejecting = { debug: () => Promise.reject(new Error('log down')), info: () => undefined, warn: () => undefined, error: () => undefined };
-    for (const logger of [throwing, rejecting]) {
-      const authz = authorizers.create({ baseUrl: jwks.url, policyUrl: policy.url, now: new Clock().now, logger });
-      await expect(authz.authenticate('Bearer nope')).rejects.toMatchObject({ code: 'ERR_TOKEN_INVALID' });
-      const identity = await authz.authenticate(`Bearer ${mint(jwks.url)}`);
-      expect((await authz.authorize(identity, { service: VEHICLE, permission: 'WRITE', resource: { type: 'VIN', value: 'WVW1' } })).granted).toBe(false);
-      await expect(authz.check(`Bearer ${mint(jwks.url)}`, { service: VEHICLE, permission: 'WRITE', resource: { type: 'VIN', value: 'WVW1' } })).rejects.toMatchObject({ status: 403 });
-    }
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(problems).toStrictEqual([]);
-    expect(warnings.filter((w) => (w as { code?: string }).code === 'IAM_AUTHZ_LOGGER_THREW').length).toBeLessThanOrEqual(1);
-  } finally {
-    await Promise.all([jwks.close(), policy.close()]);
+  const throwing = { debug: () => { throw new Error('log down'); }, info: () => undefined, warn: () => { throw new Error('log down'); }, error: () => undefined };
+  const rejecting = { debug: () => Promise.reject(new Error('log down')), info: () => undefined, warn: () => undefined, error: () => undefined };
+  for (const logger of [throwing, rejecting]) {
+    const authz = iam.authorizer({ logger });
+    await expect(authz.authenticate('Bearer nope')).rejects.toMatchObject({ code: 'ERR_TOKEN_INVALID' });
+    const identity = await authz.authenticate(iam.bearer());
+    expect((await authz.authorize(identity, { service: VEHICLE, permission: 'WRITE', resource: { type: 'VIN', value: 'WVW1' } })).granted).toBe(false);
+    await expect(authz.check(iam.bearer(), { service: VEHICLE, permission: 'WRITE', resource: { type: 'VIN', value: 'WVW1' } })).rejects.toMatchObject({ status: 403 });
   }
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(problems).toStrictEqual([]);
+  expect(warnings.filter((w) => (w as { code?: string }).code === 'IAM_AUTHZ_LOGGER_THREW').length).toBeLessThanOrEqual(1);
 });
 
 test('IAM_AUTHZ_DEBUG and DEBUG=iam-authz ask for the console logger; other values do not', () => {
@@ -88,29 +81,25 @@ test('IAM_AUTHZ_DEBUG and DEBUG=iam-authz ask for the console logger; other valu
 });
 
 test('IAM_AUTHZ_DEBUG=1 turns on a console logger without code changes; it writes the reason, never the token', async () => {
-  const jwks = await startJwksServer();
-  try {
-    vi.stubEnv('IAM_AUTHZ_DEBUG', '1');
-    const written: string[] = [];
-    vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => { written.push(args.map(String).join(' ')); });
-    const authz = authorizers.create({ baseUrl: jwks.url.replace('127.0.0.1', 'localhost'), jwksUri: jwks.url, now: new Clock().now });
-    const token = mint(jwks.url);
-    await expect(authz.authenticate(`Bearer ${token}`)).rejects.toMatchObject({ code: 'ERR_TOKEN_INVALID' });
-    expect(written).toHaveLength(1);
-    expect(written[0]).toMatch(/^iam-authz debug: ERR_TOKEN_INVALID: token issuer ".*127\.0\.0\.1.*" is not the expected ".*localhost.*"/);
-    for (const part of token.split('.')) expect(written[0]).not.toContain(part);
-    vi.unstubAllEnvs();
-    written.length = 0;
-    const quiet = authorizers.create({ baseUrl: jwks.url.replace('127.0.0.1', 'localhost'), jwksUri: jwks.url, now: new Clock().now });
-    await expect(quiet.authenticate(`Bearer ${token}`)).rejects.toMatchObject({ code: 'ERR_TOKEN_INVALID' });
-    expect(written).toHaveLength(0);
-  } finally {
-    await jwks.close();
-  }
+  vi.stubEnv('IAM_AUTHZ_DEBUG', '1');
+  const written: string[] = [];
+  vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => { written.push(args.map(String).join(' ')); });
+  const localhost = { baseUrl: iam.url.replace('127.0.0.1', 'localhost'), jwksUri: iam.jwksUri };
+  const authz = iam.authorizer(localhost);
+  const token = iam.token();
+  await expect(authz.authenticate(`Bearer ${token}`)).rejects.toMatchObject({ code: 'ERR_TOKEN_INVALID' });
+  expect(written).toHaveLength(1);
+  expect(written[0]).toMatch(/^iam-authz debug: ERR_TOKEN_INVALID: token issuer ".*127\.0\.0\.1.*" is not the expected ".*localhost.*"/);
+  for (const part of token.split('.')) expect(written[0]).not.toContain(part);
+  vi.unstubAllEnvs();
+  written.length = 0;
+  const quiet = iam.authorizer(localhost);
+  await expect(quiet.authenticate(`Bearer ${token}`)).rejects.toMatchObject({ code: 'ERR_TOKEN_INVALID' });
+  expect(written).toHaveLength(0);
 });
 
 test('"logger" must have the four methods; null is not "none"', () => {
-  expect(() => authorizers.create({ baseUrl: 'https://iam.example.test', logger: { debug: () => undefined } as never })).toThrow(/^createAuthorizer: "logger" must be an object with debug, info, warn and error/);
-  expect(() => authorizers.create({ baseUrl: 'https://iam.example.test', logger: null as never })).toThrow(/"logger" must not be null/);
-  expect(() => authorizers.create({ baseUrl: 'https://iam.example.test', logger: console })).not.toThrow();
+  expect(() => iam.authorizer({ baseUrl: 'https://iam.example.test', logger: { debug: () => undefined } as never })).toThrow(/^createAuthorizer: "logger" must be an object with debug, info, warn and error/);
+  expect(() => iam.authorizer({ baseUrl: 'https://iam.example.test', logger: null as never })).toThrow(/"logger" must not be null/);
+  expect(() => iam.authorizer({ baseUrl: 'https://iam.example.test', logger: console })).not.toThrow();
 });

@@ -7,9 +7,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { RolePolicy } from '../../src/types.js';
 import { Clock } from '../helpers/clock.js';
-import { servePolicy, startPolicyServer, uniqueApp, type PolicyServer } from '../helpers/policy-server.js';
+import { appOfRequest, servePolicy, startPolicyServer, uniqueApp, type PolicyServer } from '../helpers/policy-server.js';
 import { accessReference, checkDecision, permission, reference, rolePolicy, service, transcription } from '../engine/spec-transcription.js';
-import { appOfRequest, Authorizers, identityFor } from './harness.js';
+import { Authorizers, identityFor } from './harness.js';
 
 let server: PolicyServer;
 const authorizers = new Authorizers();

@@ -6,8 +6,8 @@
  */
 import { describe, expect, test } from 'vitest';
 import type { Authorizer, Identity, PolicyOptions } from '../../src/index.js';
-import { driverCanWrite, examplePolicy, servePolicy, uniqueApp, type PolicyServer } from '../helpers/policy-server.js';
-import { appOfRequest, expectAuthzError, Gate, identityFor, READ, usePolicyApi, WRITE } from './harness.js';
+import { appOfRequest, driverCanWrite, examplePolicy, servePolicy, uniqueApp, type PolicyServer } from '../helpers/policy-server.js';
+import { expectAuthzError, Gate, identityFor, READ, usePolicyApi, WRITE } from './harness.js';
 import { json } from '../helpers/loopback.js';
 
 const P = { ttlMs: 10_000, maxStaleMs: 60_000, minRefreshIntervalMs: 1_000, timeoutMs: 3_000 } satisfies PolicyOptions;

@@ -48,13 +48,6 @@ export async function identityFor(authz: Authorizer, app: string, claims: Record
   return authz.authenticate(`Bearer ${mint(BASE, { app, ...claims })}`);
 }
 
-/** The `app` claim of the bearer token of a request (unverified: the test server trusts it). */
-export function appOfRequest(req: IncomingMessage): string {
-  const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
-  const payload = token.split('.')[1] ?? '';
-  return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { app: string }).app;
-}
-
 /** Holds policy responses until released: shows that a stale answer did not wait for the API. */
 export class Gate {
   readonly #held: (() => void)[] = [];

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Authorizer } from '../../src/index.js';
 import { generateSigningKey, signJwt, type SigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
-import { claims, Clock, json, KEY, KEY2, mint, NOW_MS, startJwksServer, startLoopback, type Loopback } from '../helpers/index.js';
+import { claims, json, KEY, KEY2, NOW_MS, startIam, startLoopback, useIam, type Iam, type Loopback } from '../helpers/index.js';
 import {
   Authorizers, baseClaims, expectAccepted, iamHeader, expectRefused, hmacSign, rsaSign, segment, signingInput, signObjects, signRaw, withSegment,
 } from './support.js';
@@ -14,12 +14,13 @@ import {
 /** The attacker's own key pair (KEY2 is in no JWKS of this file; renamed so its role is clear). */
 const ATTACKER: SigningKey = { ...KEY2, kid: 'attacker', jwk: { ...KEY2.jwk, kid: 'attacker' } };
 
-let jwks: Awaited<ReturnType<typeof startJwksServer>>;
+/** The IAM whose JWKS serves `KEY`; its request log spans the file. */
+let iam: Iam;
 let canary: Loopback;
 const authorizers = new Authorizers();
 
 beforeAll(async () => {
-  jwks = await startJwksServer([KEY]);
+  iam = await startIam();
   canary = await startLoopback((req, res) => {
     if (req.url?.endsWith('.pem')) {
       res.writeHead(200, { 'content-type': 'application/x-pem-file' });
@@ -32,17 +33,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await authorizers.closeAll();
-  await Promise.all([jwks.close(), canary.close()]);
+  await Promise.all([iam.close(), canary.close()]);
 });
 
 /** An authorizer on the loopback JWKS (remote keys) at the fixed clock. */
 function remote(): Authorizer {
-  return authorizers.create({ baseUrl: jwks.url, now: () => NOW_MS });
+  return iam.authorizer();
 }
 
 /** Valid claims for the loopback issuer. */
 function valid(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return claims(jwks.url, overrides);
+  return claims(iam.url, overrides);
 }
 
 function header(extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -50,7 +51,7 @@ function header(extra: Record<string, unknown> = {}): Record<string, unknown> {
 }
 
 test('control: a genuine token is accepted by the same authorizer setup', async () => {
-  await expectAccepted(remote(), mint(jwks.url));
+  await expectAccepted(remote(), iam.token());
 });
 
 describe('alg none', () => {
@@ -123,26 +124,26 @@ describe('keys named in the token header are never used or fetched', () => {
 
   test('every request made went to the jwksUri, and none to the canary', async () => {
     const authz = remote();
-    await expectAccepted(authz, mint(jwks.url));
+    await expectAccepted(authz, iam.token());
     const t = signObjects(header({ kid: ATTACKER.kid, jku: `${canary.url}/jwks.json`, x5u: `${canary.url}/cert.pem` }), valid(), ATTACKER);
     await expectRefused(authz, t, 'ERR_TOKEN_INVALID');
     expect(canary.requests).toHaveLength(0);
-    expect(jwks.requests.length).toBeGreaterThan(0);
-    for (const req of jwks.requests) expect(req.url).toBe('/authentication/v1/.well-known/jwks.json');
+    expect(iam.requests.length).toBeGreaterThan(0);
+    for (const req of iam.requests) expect(req.url).toBe('/authentication/v1/.well-known/jwks.json');
   });
 });
 
 describe('signature', () => {
   test('a tampered payload (same header and signature) is ERR_TOKEN_INVALID', async () => {
     const authz = remote();
-    const genuine = mint(jwks.url);
+    const genuine = iam.token();
     const forged = withSegment(genuine, 1, Buffer.from(JSON.stringify(valid({ sub: 'actor-admin' }))).toString('base64url'));
     await expectRefused(authz, forged, 'ERR_TOKEN_INVALID', { hidden: ['actor-admin'] });
   });
 
   test('a tampered header (extra member, same signature) is ERR_TOKEN_INVALID', async () => {
     const authz = remote();
-    const genuine = mint(jwks.url);
+    const genuine = iam.token();
     const forged = withSegment(genuine, 0, Buffer.from(JSON.stringify(header({ typ: 'JWT' }))).toString('base64url'));
     await expectRefused(authz, forged, 'ERR_TOKEN_INVALID');
   });
@@ -151,13 +152,13 @@ describe('signature', () => {
     const authz = remote();
     await expectRefused(authz, signJwt(valid(), KEY2, { kid: KEY.kid, cty: 't1' }), 'ERR_TOKEN_INVALID');
     // Again with the genuine key already cached (the warm path), and a different jti so no cache entry can match.
-    await expectAccepted(authz, mint(jwks.url));
+    await expectAccepted(authz, iam.token());
     await expectRefused(authz, signJwt(valid({ jti: 'forged' }), KEY2, { kid: KEY.kid, cty: 't1' }), 'ERR_TOKEN_INVALID');
   });
 
   test('with the genuine header already remembered (warm path), a tampered payload is still ERR_TOKEN_INVALID', async () => {
     const authz = remote();
-    const genuine = mint(jwks.url);
+    const genuine = iam.token();
     await expectAccepted(authz, genuine); // its header segment is now remembered by the verifier
     const forged = withSegment(genuine, 1, Buffer.from(JSON.stringify(valid({ sub: 'actor-admin', jti: 'warm' }))).toString('base64url'));
     expect(segment(forged, 0)).toBe(segment(genuine, 0));
@@ -166,7 +167,7 @@ describe('signature', () => {
 
   test('a stripped signature ("a.b.") and a missing third segment ("a.b") are ERR_TOKEN_INVALID', async () => {
     const authz = remote();
-    const genuine = mint(jwks.url);
+    const genuine = iam.token();
     const [h, p] = genuine.split('.') as [string, string];
     await expectRefused(authz, `${h}.${p}.`, 'ERR_TOKEN_INVALID');
     await expectRefused(authz, `${h}.${p}`, 'ERR_TOKEN_INVALID');
@@ -174,7 +175,7 @@ describe('signature', () => {
 
   test('a signature with one flipped bit, an all-zero signature and a truncated one are ERR_TOKEN_INVALID', async () => {
     const authz = remote();
-    const genuine = mint(jwks.url);
+    const genuine = iam.token();
     const sig = Buffer.from(segment(genuine, 2), 'base64url');
     const flipped = Buffer.from(sig);
     flipped[100] = flipped[100]! ^ 0x01;
@@ -223,26 +224,22 @@ describe('critical and unencoded-payload headers', () => {
 describe('keys in the JWKS that must never be used', () => {
   const OCT_SECRET = Buffer.from('a shared secret of thirty-two by');
   const WEAK = generateSigningKey({ kid: 'weak-1024', modulusLength: 1024 });
-  let server: Awaited<ReturnType<typeof startJwksServer>>;
-
-  beforeAll(async () => {
-    server = await startJwksServer([KEY]);
-    server.setKeys([
+  const server = useIam({
+    keys: [
       KEY.jwk,
       { kty: 'oct', kid: 'oct-1', k: OCT_SECRET.toString('base64url'), alg: 'HS256', use: 'sig' },
       { kty: 'oct', kid: 'oct-2', k: OCT_SECRET.toString('base64url') },
       { ...WEAK.jwk },
       { ...WEAK.jwk, kid: 'weak-no-alg', alg: undefined },
-    ]);
+    ],
   });
-  afterAll(() => server.close());
 
   function onServer(): Authorizer {
-    return authorizers.create({ baseUrl: server.url, now: () => NOW_MS, jwks: { minRefreshIntervalMs: 0 } });
+    return server.authorizer({ jwks: { minRefreshIntervalMs: 0 } });
   }
 
   test('control: KEY from the same JWKS verifies', async () => {
-    await expectAccepted(onServer(), mint(server.url));
+    await expectAccepted(onServer(), server.token());
   });
 
   test.each(['oct-1', 'oct-2'])('HS256 signed with the oct secret under kid %s is ERR_TOKEN_INVALID', async (kid) => {
@@ -305,10 +302,10 @@ describe('structure', () => {
   });
 
   test('garbage never reaches the JWKS endpoint', async () => {
-    const server = await startJwksServer([KEY]);
+    const server = await startIam();
     try {
-      const authz = authorizers.create({ baseUrl: server.url, now: () => NOW_MS });
-      for (const text of ['garbage', 'abc.def.ghi', 'e30.e30.e30', `${mint(server.url)}x.y`]) {
+      const authz = server.authorizer();
+      for (const text of ['garbage', 'abc.def.ghi', 'e30.e30.e30', `${server.token()}x.y`]) {
         await expectRefused(authz, text, 'ERR_TOKEN_INVALID');
       }
       expect(server.requests).toHaveLength(0);
@@ -320,10 +317,10 @@ describe('structure', () => {
 
 describe('size', () => {
   test('a 100 KB token is ERR_TOKEN_INVALID with zero requests to the JWKS server', async () => {
-    const server = await startJwksServer([KEY]);
+    const server = await startIam();
     try {
-      const authz = authorizers.create({ baseUrl: server.url, now: () => NOW_MS });
-      const huge = mint(server.url, { pad: 'x'.repeat(75_000) });
+      const authz = server.authorizer();
+      const huge = server.token({ pad: 'x'.repeat(75_000) });
       expect(huge.length).toBeGreaterThan(100_000);
       await expectRefused(authz, huge, 'ERR_TOKEN_INVALID');
       expect(server.requests).toHaveLength(0);
@@ -333,13 +330,13 @@ describe('size', () => {
   });
 
   test('maxTokenBytes is the exact limit: a token of that length passes, one byte less refuses it before any fetch', async () => {
-    const server = await startJwksServer([KEY]);
+    const server = await startIam();
     try {
-      const t = mint(server.url);
-      const tight = authorizers.create({ baseUrl: server.url, now: () => NOW_MS, maxTokenBytes: t.length - 1 });
+      const t = server.token();
+      const tight = server.authorizer({ maxTokenBytes: t.length - 1 });
       await expectRefused(tight, t, 'ERR_TOKEN_INVALID');
       expect(server.requests).toHaveLength(0);
-      const exact = authorizers.create({ baseUrl: server.url, now: () => NOW_MS, maxTokenBytes: t.length });
+      const exact = server.authorizer({ maxTokenBytes: t.length });
       await expectAccepted(exact, t);
     } finally {
       await server.close();
@@ -374,9 +371,9 @@ describe('kid', () => {
     ['an array', [KEY.kid]],
     ['null', null],
   ])('a kid that is %s is ERR_TOKEN_INVALID and causes no JWKS request', async (_label, kid) => {
-    const server = await startJwksServer([KEY]);
+    const server = await startIam();
     try {
-      const authz = authorizers.create({ baseUrl: server.url, now: () => NOW_MS });
+      const authz = server.authorizer();
       const h: Record<string, unknown> = { alg: 'RS256', cty: 't1' };
       if (kid !== undefined) h.kid = kid;
       await expectRefused(authz, signObjects(h, claims(server.url)), 'ERR_TOKEN_INVALID');
@@ -387,8 +384,7 @@ describe('kid', () => {
   });
 
   test('an unknown kid is ERR_TOKEN_INVALID (401), not an outage', async () => {
-    const clock = new Clock();
-    const authz = authorizers.create({ baseUrl: jwks.url, now: clock.now });
+    const authz = iam.authorizer();
     await expectRefused(authz, signJwt(valid(), KEY2, { cty: 't1' }), 'ERR_TOKEN_INVALID');
   });
 });

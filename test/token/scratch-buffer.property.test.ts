@@ -6,27 +6,22 @@
  */
 import fc from 'fast-check';
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createAuthorizer, type Authorizer } from '../../src/index.js';
-import { Clock, mint, startJwksServer, type Loopback } from '../helpers/index.js';
+import { beforeAll, expect, test } from 'vitest';
+import type { Authorizer } from '../../src/index.js';
+import { useIam } from '../helpers/index.js';
 
-let jwks: Loopback;
+const iam = useIam();
 let authz: Authorizer;
 beforeAll(async () => {
-  jwks = await startJwksServer();
-  authz = createAuthorizer({ baseUrl: jwks.url, now: new Clock().now, tokenCache: false, maxTokenBytes: 65_536 });
+  authz = iam.authorizer({ tokenCache: false, maxTokenBytes: 65_536 });
   await authz.ready();
-});
-afterAll(async () => {
-  await authz.close();
-  await jwks.close();
 });
 
 const arsArbitrary = fc.array(fc.record({ r: fc.array(fc.string({ minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 3 }), c: fc.array(fc.string({ minLength: 1, maxLength: 40 }).map((v) => `VIN=${v}`), { maxLength: 4 }) }), { maxLength: 200 });
 
 test('every identity is its own token\'s claims, whatever the sizes and the order (property)', async () => {
   await fc.assert(fc.asyncProperty(fc.array(fc.tuple(fc.string({ maxLength: 30 }), arsArbitrary), { minLength: 1, maxLength: 8 }), async (specs) => {
-    const tokens = specs.map(([jti, ars], i) => mint(jwks.url, { jti: `${i}:${jti}`, ars }));
+    const tokens = specs.map(([jti, ars], i) => iam.token({ jti: `${i}:${jti}`, ars }));
     // A forgery: the first token's header and payload with the last token's signature.
     const first = tokens[0] as string;
     const last = tokens[tokens.length - 1] as string;

@@ -4,10 +4,10 @@
  * that nothing in the error (message, stack, cause chain) repeats the token text.
  */
 import { constants, createHmac, sign, type KeyObject } from 'node:crypto';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { IamAuthzError, type Authorizer, type AuthorizerOptions, type IamAuthzErrorCode } from '../../src/index.js';
 import { b64url, type SigningKey } from '../../packages/iam-authz-dev/src/sign-jwt.js';
-import { Authorizers as TrackedAuthorizers, claims, defined, KEY, NOW_MS, startJwksServer } from '../helpers/index.js';
+import { Authorizers as TrackedAuthorizers, claims, KEY, NOW_MS, useIam, type Iam } from '../helpers/index.js';
 
 /** Base URL used with a static JWKS (no network). */
 export const BASE = 'https://iam.example.test';
@@ -33,21 +33,14 @@ export class Authorizers extends TrackedAuthorizers {
 }
 
 /**
- * Registers the hooks of a test file that needs a loopback JWKS: the server (serving `KEY`) is
- * started before the file's tests; after them the authorizers are closed, then the server.
+ * Registers the hooks of a verifier test file: the loopback IAM of test/helpers/iam.ts (its JWKS
+ * serves `KEY`) for the tests that fetch keys, and {@link Authorizers} closed after the file.
  */
-export function useLoopbackJwks(): { readonly authorizers: Authorizers; readonly jwks: Awaited<ReturnType<typeof startJwksServer>> } {
+export function useLoopbackJwks(): { readonly authorizers: Authorizers; readonly iam: Iam } {
+  const iam = useIam();
   const authorizers = new Authorizers();
-  let jwks: Awaited<ReturnType<typeof startJwksServer>> | undefined;
-  beforeAll(async () => { jwks = await startJwksServer([KEY]); });
-  afterAll(async () => {
-    await authorizers.closeAll();
-    await jwks?.close();
-  });
-  return {
-    authorizers,
-    get jwks() { return defined(jwks, 'jwks'); },
-  };
+  afterAll(() => authorizers.closeAll());
+  return { authorizers, iam };
 }
 
 /** The default IAM header of a token signed by `key`. */

@@ -6,11 +6,10 @@
 import { describe, expect, test } from 'vitest';
 import type { Identity } from '../../src/index.js';
 import { TokenCache } from '../../src/token/token-cache.js';
-import { Clock, KEY, KEY2, mint, NOW_MS, NOW_SEC, startJwksServer } from '../helpers/index.js';
+import { Clock, KEY2, NOW_MS, NOW_SEC } from '../helpers/index.js';
 import { expectRefused, token, useLoopbackJwks } from './support.js';
 
-const ctx = useLoopbackJwks();
-const { authorizers } = ctx;
+const { authorizers, iam } = useLoopbackJwks();
 
 function identity(tokenText: string, exp: number): Identity {
   return Object.freeze({
@@ -122,24 +121,19 @@ describe('TokenCache', () => {
 
 describe('the cache inside authenticate', () => {
   test('a repeated token is served from the cache: same Identity object, no JWKS refetch', async () => {
-    const server = await startJwksServer([KEY]);
-    try {
-      const authz = authorizers.create({ baseUrl: server.url, now: () => NOW_MS });
-      const t = mint(server.url);
-      const first = await authz.authenticate(`Bearer ${t}`);
-      const second = await authz.authenticate(`Bearer ${t}`);
-      const third = await authz.authenticate(`bearer ${t}`);
-      expect(second).toBe(first);
-      expect(third).toBe(first);
-      expect(server.requests).toHaveLength(1);
-    } finally {
-      await server.close();
-    }
+    const authz = iam.authorizer();
+    const t = iam.token();
+    const first = await authz.authenticate(`Bearer ${t}`);
+    const second = await authz.authenticate(`Bearer ${t}`);
+    const third = await authz.authenticate(`bearer ${t}`);
+    expect(second).toBe(first);
+    expect(third).toBe(first);
+    expect(iam.requests).toHaveLength(1);
   });
 
   test('tokenCache: false verifies every time (a new Identity per call)', async () => {
-    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: () => NOW_MS, tokenCache: false });
-    const t = mint(ctx.jwks.url);
+    const authz = iam.authorizer({ tokenCache: false });
+    const t = iam.token();
     const first = await authz.authenticate(`Bearer ${t}`);
     const second = await authz.authenticate(`Bearer ${t}`);
     expect(second).not.toBe(first);
@@ -147,9 +141,9 @@ describe('the cache inside authenticate', () => {
   });
 
   test('a cached token is never served after its exp (advancing the injected clock, no tolerance)', async () => {
-    const clock = new Clock();
-    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: clock.now, clockToleranceSec: 0 });
-    const t = mint(ctx.jwks.url, { exp: NOW_SEC + 10 });
+    const { clock } = iam;
+    const authz = iam.authorizer({ clockToleranceSec: 0 });
+    const t = iam.token({ exp: NOW_SEC + 10 });
     const first = await authz.authenticate(`Bearer ${t}`);
     clock.advance(9_999);
     expect(await authz.authenticate(`Bearer ${t}`)).toBe(first);
@@ -158,9 +152,9 @@ describe('the cache inside authenticate', () => {
   });
 
   test('with the default tolerance, a token past exp is re-verified (not served from cache) and refused 5 s after exp', async () => {
-    const clock = new Clock();
-    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: clock.now });
-    const t = mint(ctx.jwks.url, { exp: NOW_SEC + 10 });
+    const { clock } = iam;
+    const authz = iam.authorizer();
+    const t = iam.token({ exp: NOW_SEC + 10 });
     const first = await authz.authenticate(`Bearer ${t}`);
     clock.advance(10_000);
     const late = await authz.authenticate(`Bearer ${t}`);
@@ -172,9 +166,9 @@ describe('the cache inside authenticate', () => {
   });
 
   test('tokenCache.maxTtlMs bounds how long a verified token is reused', async () => {
-    const clock = new Clock();
-    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: clock.now, tokenCache: { maxTtlMs: 1_000 } });
-    const t = mint(ctx.jwks.url);
+    const { clock } = iam;
+    const authz = iam.authorizer({ tokenCache: { maxTtlMs: 1_000 } });
+    const t = iam.token();
     const first = await authz.authenticate(`Bearer ${t}`);
     clock.advance(999);
     expect(await authz.authenticate(`Bearer ${t}`)).toBe(first);
@@ -185,8 +179,8 @@ describe('the cache inside authenticate', () => {
   });
 
   test('tokenCache.max bounds the number of tokens kept', async () => {
-    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: () => NOW_MS, tokenCache: { max: 2 } });
-    const [a, b, c] = ['a', 'b', 'c'].map((j) => mint(ctx.jwks.url, { jti: j })) as [string, string, string];
+    const authz = iam.authorizer({ tokenCache: { max: 2 } });
+    const [a, b, c] = ['a', 'b', 'c'].map((j) => iam.token({ jti: j })) as [string, string, string];
     const idA = await authz.authenticate(`Bearer ${a}`);
     await authz.authenticate(`Bearer ${b}`);
     const idC = await authz.authenticate(`Bearer ${c}`); // full: verified, not stored
@@ -197,9 +191,9 @@ describe('the cache inside authenticate', () => {
   });
 
   test('the default cache keeps a token for 5 minutes at most', async () => {
-    const clock = new Clock();
-    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: clock.now });
-    const t = mint(ctx.jwks.url);
+    const { clock } = iam;
+    const authz = iam.authorizer();
+    const t = iam.token();
     const first = await authz.authenticate(`Bearer ${t}`);
     clock.advance(299_999);
     expect(await authz.authenticate(`Bearer ${t}`)).toBe(first);
@@ -208,16 +202,16 @@ describe('the cache inside authenticate', () => {
   });
 
   test('a cached token still needs the Bearer scheme', async () => {
-    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: () => NOW_MS });
-    const t = mint(ctx.jwks.url);
+    const authz = iam.authorizer();
+    const t = iam.token();
     await authz.authenticate(`Bearer ${t}`);
     await expectRefused(authz, t, 'ERR_TOKEN_MISSING', { authorization: `Basic ${t}` });
     await expectRefused(authz, t, 'ERR_TOKEN_MISSING', { authorization: t });
   });
 
   test('the Identity (also when shared through the cache) is frozen all the way down to ars', async () => {
-    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: () => NOW_MS });
-    const t = mint(ctx.jwks.url);
+    const authz = iam.authorizer();
+    const t = iam.token();
     const id = await authz.authenticate(`Bearer ${t}`);
     for (const part of [id, id.header, id.claims, id.claims.ars, id.claims.ars[0], id.claims.ars[0]!.r, id.claims.ars[0]!.c, id.claims.ars[0]!.n]) {
       expect(Object.isFrozen(part)).toBe(true);
@@ -232,8 +226,8 @@ describe('the cache inside authenticate', () => {
   });
 
   test('nested custom claims and header members are frozen too (the cached Identity is shared)', async () => {
-    const authz = authorizers.create({ baseUrl: ctx.jwks.url, now: () => NOW_MS });
-    const t = mint(ctx.jwks.url, { profile: { roles: ['DRIVER'], org: { id: 'o-1' } } }, { ext: { v: 1 } });
+    const authz = iam.authorizer();
+    const t = iam.token({ profile: { roles: ['DRIVER'], org: { id: 'o-1' } } }, { ext: { v: 1 } });
     const id = await authz.authenticate(`Bearer ${t}`);
     const profile = id.claims.profile as { roles: string[]; org: { id: string } };
     expect(() => { profile.roles.push('OWNER'); }).toThrow(TypeError);
@@ -245,20 +239,14 @@ describe('the cache inside authenticate', () => {
   });
 
   test('a cached token stops being served once its key is removed from the JWKS (rotation)', async () => {
-    const server = await startJwksServer([KEY]);
-    try {
-      const clock = new Clock();
-      const authz = authorizers.create({ baseUrl: server.url, now: clock.now, jwks: { minRefreshIntervalMs: 0 } });
-      const oldToken = mint(server.url);
-      await authz.authenticate(`Bearer ${oldToken}`);
-      server.setKeys([KEY2.jwk]); // KEY retired, KEY2 published
-      clock.advance(1_000);
-      // A token under the new kid makes the key set refetch; key-1 disappears from the set.
-      await authz.authenticate(`Bearer ${mint(server.url, {}, {}, KEY2)}`);
-      await expectRefused(authz, oldToken, 'ERR_TOKEN_INVALID');
-    } finally {
-      await server.close();
-    }
+    const authz = iam.authorizer({ jwks: { minRefreshIntervalMs: 0 } });
+    const oldToken = iam.token();
+    await authz.authenticate(`Bearer ${oldToken}`);
+    iam.keys = [KEY2.jwk]; // KEY retired, KEY2 published
+    iam.clock.advance(1_000);
+    // A token under the new kid makes the key set refetch; key-1 disappears from the set.
+    await authz.authenticate(iam.bearer({}, {}, KEY2));
+    await expectRefused(authz, oldToken, 'ERR_TOKEN_INVALID');
   });
 
   test('refusals are not cached: a not-yet-valid token passes once the clock reaches nbf', async () => {

@@ -3,9 +3,9 @@
  * fed from `authorizer.status()`, read through an OpenTelemetry SDK metric reader.
  */
 import { AggregationTemporality, MeterProvider, MetricReader, type GaugeMetricData } from '@opentelemetry/sdk-metrics';
-import { afterEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { instrumentAuthorizer } from '../../../adapters/otel/index.js';
-import { Authorizers, Clock, examplePolicy, json, KEY, mint, servePolicy, startLoopback, type Loopback } from '../../helpers/index.js';
+import { useIam } from '../../helpers/index.js';
 
 class CollectingReader extends MetricReader {
   constructor() { super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE }); }
@@ -13,12 +13,7 @@ class CollectingReader extends MetricReader {
   protected override async onShutdown(): Promise<void> {}
 }
 
-const authorizers = new Authorizers();
-let server: Loopback | undefined;
-afterEach(async () => {
-  await authorizers.closeAll();
-  await server?.close();
-});
+const iam = useIam();
 
 async function gauges(reader: MetricReader): Promise<Record<string, { value: number; attributes: Record<string, unknown> }[]>> {
   const { resourceMetrics } = await reader.collect();
@@ -32,22 +27,17 @@ async function gauges(reader: MetricReader): Promise<Record<string, { value: num
 }
 
 test('cache age, state and failures per issuer and application, as status() reports them', async () => {
-  server = await startLoopback((req, res) => {
-    if (req.url?.includes('jwks')) json(res, 200, { keys: [KEY.jwk] });
-    else servePolicy(req, res, examplePolicy('c1', 'app-1'));
-  });
-  const clock = new Clock();
-  const authz = authorizers.create({ baseUrl: server.url, now: clock.now, policy: { ttlMs: 10_000 } });
+  const { clock, issuer } = iam;
+  const authz = iam.authorizer({ policy: { ttlMs: 10_000 } });
   const reader = new CollectingReader();
   const provider = new MeterProvider({ readers: [reader] });
   const instrumentation = instrumentAuthorizer(authz, { meter: provider.getMeter('test') });
-  const issuer = `${server.url}/authentication/v1`;
 
   let seen = await gauges(reader);
   expect(seen['iam_authz.cache.state']).toEqual([{ value: 3, attributes: { kind: 'jwks', issuer } }]);
   expect(seen['iam_authz.cache.age'] ?? []).toEqual([]);
 
-  await authz.check(`Bearer ${mint(server.url)}`, { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } });
+  await authz.check(iam.bearer(), { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } });
   clock.advance(12_000);
   seen = await gauges(reader);
   expect(seen['iam_authz.cache.age']).toEqual(expect.arrayContaining([

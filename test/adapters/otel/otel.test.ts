@@ -5,10 +5,10 @@
  */
 import { AggregationTemporality, MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createAuthorizer, type Authorizer } from '../../../src/index.js';
+import { beforeAll, describe, expect, test } from 'vitest';
+import type { Authorizer } from '../../../src/index.js';
 import { instrumentIamAuthz } from '../../../adapters/otel/index.js';
-import { mint, NOW_MS, startJwksServer, startPolicyServer, type Loopback, type PolicyServer } from '../../helpers/index.js';
+import { useIam } from '../../helpers/index.js';
 
 class CollectingReader extends MetricReader {
   constructor() { super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE }); }
@@ -16,19 +16,10 @@ class CollectingReader extends MetricReader {
   protected override async onShutdown(): Promise<void> {}
 }
 
-let jwks: Loopback;
-let policy: PolicyServer;
+const iam = useIam();
 let authorizer: Authorizer;
 
-beforeAll(async () => {
-  jwks = await startJwksServer();
-  policy = await startPolicyServer();
-  authorizer = createAuthorizer({ baseUrl: jwks.url, policyUrl: policy.url, now: () => NOW_MS });
-});
-afterAll(async () => {
-  await authorizer.close();
-  await Promise.all([jwks.close(), policy.close()]);
-});
+beforeAll(() => { authorizer = iam.authorizer(); });
 
 function sums(metrics: ResourceMetrics): Record<string, { attributes: Record<string, unknown>; value: number }[]> {
   const out: Record<string, { attributes: Record<string, unknown>; value: number }[]> = {};
@@ -47,7 +38,7 @@ describe('instrumentIamAuthz', () => {
     const reader = new CollectingReader();
     const meter = new MeterProvider({ readers: [reader] }).getMeter('test');
     const instrumentation = instrumentIamAuthz({ tracer, meter });
-    const token = mint(jwks.url, { jti: 'otel-1' });
+    const token = iam.token({ jti: 'otel-1' });
     try {
       const identity = await authorizer.authenticate(`Bearer ${token}`);
       await authorizer.authenticate(`Bearer ${token}`); // a cache hit
