@@ -6,6 +6,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
 import { wrapGuards, type ErrorResponse, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
 import { createInternalGuards, settledValue } from '../../src/adapter/internal.js';
+export { auditRoutes } from './audit.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own types live in this global namespace
