@@ -1,11 +1,14 @@
 /**
- * `iam-authz/koa`: route guards for Koa (with `@koa/router` or plain middleware). A thin shim over
- * the adapter kit (`iam-authz/adapter`); it reaches no internals but the adapters' entry.
+ * `iam-authz/koa`: route guards for Koa (with `@koa/router` or plain middleware), and
+ * `auditRoutes`, what guards each route of a `@koa/router` Router. A thin shim over the adapter kit
+ * (`iam-authz/adapter`); it reaches no internals but the adapters' entry.
  */
 import type { Context, Middleware, Next } from 'koa';
 import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
 import { wrapGuards, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
 import { createInternalGuards } from '../../src/adapter/internal.js';
+
+export { auditRoutes } from './audit.js';
 
 declare module 'koa' {
   interface DefaultState {

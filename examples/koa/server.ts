@@ -1,18 +1,10 @@
-// GET /vehicles/:vin needs READ on VIN=<vin> in vehicle-service. IAM_BASE_URL: the IAM; PORT: where to listen.
-import Router from '@koa/router';
-import Koa from 'koa';
-import { createAuthorizer } from 'iam-authz';
-import { koaAuthz } from 'iam-authz/koa';
+// Serves app.ts. IAM_BASE_URL: the IAM; PORT: where to listen.
+import { auditRoutes } from 'iam-authz/koa';
+import { app } from './app.js';
 
-const authorizer = createAuthorizer({ baseUrl: process.env.IAM_BASE_URL ?? 'http://localhost:4000' });
-const { requirePermission } = koaAuthz(authorizer);
+// Refuse to start with a hole: a route with no guard, or an object route whose guard never reads the object.
+auditRoutes(app, { throwOn: ['unguarded', 'unscoped-parameter'] });
 
-const router = new Router();
-router.get('/vehicles/:vin', requirePermission('vehicle-service', 'READ', 'VIN', (ctx) => ctx.params.vin), (ctx) => {
-  ctx.body = { vin: ctx.params.vin, readBy: ctx.state.iam?.claims.sub };
-});
-
-const app = new Koa().use(router.routes()).use(router.allowedMethods());
 const server = app.listen(Number(process.env.PORT ?? 3000), () => {
   console.log(`listening on ${JSON.stringify(server.address())}`);
 });
