@@ -1,6 +1,7 @@
 /**
- * `iam-authz/fastify`: `onRequest`/`preHandler` hooks for Fastify 5 (made in `hooks.ts`), and (in
- * `plugin.ts`) a plugin that decorates the request and closes the authorizer with the server. A
+ * `iam-authz/fastify`: `onRequest`/`preHandler` hooks for Fastify 5 (made in `hooks.ts`), (in
+ * `plugin.ts`) a plugin that decorates the request, records the routes (`route-record.ts`) and
+ * closes the authorizer with the server, and (in `audit.ts`) `auditRoutes`, what guards them. A
  * thin shim over the adapter kit (`iam-authz/adapter`); it reaches no internals but the adapters' entry.
  */
 import type { Authorizer } from '../../src/index.js';
@@ -8,6 +9,7 @@ import { hooksOver, type FastifyAuthz, type FastifyAuthzOptions } from './hooks.
 
 export type { FastifyAuthz, FastifyAuthzOptions, IamHook } from './hooks.js';
 export { iamAuthz, type IamAuthzPluginOptions } from './plugin.js';
+export { auditRoutes } from './audit.js';
 
 /**
  * Fastify 5 hooks over `authorizer`: 401/403/503 answered as RFC 6750 challenges with problem+json

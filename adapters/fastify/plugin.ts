@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyPluginCallback } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Authorizer } from '../../src/index.js';
+import { recordRoutes } from './route-record.js';
 import { hooksOver, type FastifyAuthzOptions } from './hooks.js';
 
 /** The plugin's own options besides `authorizer` (the hooks' options). */
@@ -18,7 +19,8 @@ export interface IamAuthzPluginOptions extends FastifyAuthzOptions {
 
 /**
  * Registers `request.iam` (initially `null`), decorates the instance with `iamAuthz`
- * (`{ authenticate, requirePermission }`) and closes the authorizer on `onClose`.
+ * (`{ authenticate, requirePermission, requireAnyPermission, publicRoute }`), records the routes
+ * registered after it for `auditRoutes`, and closes the authorizer on `onClose`.
  */
 export const iamAuthz: FastifyPluginCallback<IamAuthzPluginOptions> = fp(
   function iamAuthzPlugin(fastify: FastifyInstance, options: IamAuthzPluginOptions, done: (err?: Error) => void) {
@@ -36,6 +38,8 @@ export const iamAuthz: FastifyPluginCallback<IamAuthzPluginOptions> = fp(
       const hooks = hooksOver(authorizer, rest, 'iamAuthz');
       fastify.decorateRequest('iam', null);
       fastify.decorate('iamAuthz', hooks);
+      // For auditRoutes: the routes registered from now on (an onRoute hook; nothing per request).
+      recordRoutes(fastify, hooks);
       fastify.addHook('onClose', async () => {
         await authorizer.close();
       });
