@@ -1,12 +1,15 @@
 /**
  * `iam-authz/hono`: middleware for Hono 4 on any runtime it runs on (see the README for which).
- * `c.get('iam')` holds the state once the token is verified (and the permission granted). A thin
- * shim over the adapter kit (`iam-authz/adapter`); it reaches no internals but the adapters' entry.
+ * `c.get('iam')` holds the state once the token is verified (and the permission granted);
+ * `auditRoutes(app)` lists every route with what guards it. A thin shim over the adapter kit
+ * (`iam-authz/adapter`); it reaches no internals but the adapters' entry.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
 import { toResponse, wrapGuards, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
 import { createInternalGuards } from '../../src/adapter/internal.js';
+
+export { auditRoutes } from './audit.js';
 
 declare module 'hono' {
   interface ContextVariableMap {

@@ -1,16 +1,15 @@
-// GET /vehicles/:vin needs READ on VIN=<vin> in vehicle-service. IAM_BASE_URL: the IAM; PORT: where to listen.
+// Serves app.ts once its audit is clean. IAM_BASE_URL: the IAM; PORT: where to listen.
 import { serve } from '@hono/node-server';
-import { Hono } from 'hono';
 import { createAuthorizer } from 'iam-authz';
-import { honoAuthz } from 'iam-authz/hono';
+import { auditRoutes } from 'iam-authz/hono';
+import { createApp } from './app.js';
 
 const authorizer = createAuthorizer({ baseUrl: process.env.IAM_BASE_URL ?? 'http://localhost:4000' });
-const { requirePermission } = honoAuthz(authorizer);
+const app = createApp(authorizer);
 
-const app = new Hono();
-app.get('/vehicles/:vin', requirePermission('vehicle-service', 'READ', 'VIN', (c) => c.req.param('vin')), (c) => {
-  return c.json({ vin: c.req.param('vin'), readBy: c.get('iam')?.claims.sub });
-});
+// Refuse to start with a hole: a route with no guard and no public mark, or an object route
+// (`/vehicles/:vin`) whose guard never reads the object. The error names each route to fix.
+auditRoutes(app, { throwOn: ['unguarded', 'unscoped-parameter'] });
 
 serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000) }, (info) => {
   console.log(`listening on ${JSON.stringify(info)}`);

@@ -13,7 +13,8 @@ import type { AppOptions, RunningApp } from './apps.js';
 const boom = (): string => { throw new Error('resolver failed'); };
 const later = (v: string | undefined): Promise<string | undefined> => new Promise((r) => setTimeout(() => { r(v); }, 5));
 
-async function listen(fetch: (request: Request) => Response | Promise<Response>, handled: { count: number }): Promise<RunningApp> {
+/** Serves `fetch` on a loopback port (also used by the Hono audit test). */
+export async function listen(fetch: (request: Request) => Response | Promise<Response>, handled: { count: number }): Promise<RunningApp> {
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch, port: 0, hostname: '127.0.0.1' }, () => { resolve(s); });
   });
