@@ -13,3 +13,4 @@ export type { Guard, GuardFactory, Guards, Refusal } from './guard-types.js';
 export type { AuthenticateOptions, ResourceResolver, RouteOptions } from './permission-args.js';
 export type { RouteAudit } from './audit/audit.js';
 export { toErrorResponse, toResponse, type ErrorResponse, type ErrorResponseOptions, type ProblemDetails } from '../errors.js';
+export { annotateOpenApi } from './openapi.js';

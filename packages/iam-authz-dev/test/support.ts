@@ -1,11 +1,13 @@
 /**
  * Shared fixtures of the development IAM tests: the spec's example configuration, external IdP keys,
- * a loopback JWKS server for the `jwksUri` IdPs, and a raw HTTP client that sends exactly the
- * headers it is given (fetch would add `accept` and `content-type` on its own).
+ * a loopback JWKS server for the `jwksUri` IdPs, a raw HTTP client that sends exactly the headers
+ * it is given (fetch would add `accept` and `content-type` on its own), and the CLI run as a process.
  */
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { startDevIam, type DevIam } from '../src/dev-iam.js';
 import type { DevIamConfig } from '../src/config.js';
@@ -180,4 +182,25 @@ export function expectProblem(res: RawResponse, status: number, detail: RegExp):
 
 export function decodeSegment(token: string, index: 0 | 1): Record<string, unknown> {
   return JSON.parse(Buffer.from(token.split('.')[index]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+}
+
+/** What a run of the `iam-authz` command printed, and its exit status. */
+export interface CliRun { code: number; stdout: string; stderr: string; raw: Buffer }
+
+const packageRoot = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * Runs the `iam-authz` command (from its sources) as a child process. `input`, when given, is
+ * written to its stdin, which is then closed (otherwise stdin stays an open pipe); `env` is added
+ * to an environment without IAM_AUTHZ_TOKEN. `raw` is stdout and stderr as the bytes written.
+ */
+export function runCli(args: string[], { input, env = {} }: { input?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
+  const base = { ...process.env };
+  delete base.IAM_AUTHZ_TOKEN;
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: packageRoot, timeout: 30_000, encoding: 'buffer', env: { ...base, ...env } }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout: stdout.toString('utf8'), stderr: stderr.toString('utf8'), raw: Buffer.concat([stdout, stderr]) });
+    });
+    if (input !== undefined) child.stdin?.end(input);
+  });
 }

@@ -1,10 +1,7 @@
 /** `iam-authz explain`: verifies a token against an IAM, fetches the policy, explains the decision. */
 import { createAuthorizer, IamAuthzError, type Decision, type UngrantedPermission } from 'iam-authz';
-import { bareToken, escapeUnsafe, readStdinToken, visible } from './terminal.js';
+import { escapeUnsafe, TOKEN_ENV, tokenFrom, visible } from './terminal.js';
 import { parse, required, UsageError } from './usage.js';
-
-/** The environment variable `explain` takes the token from when `--token` is not given. */
-export const TOKEN_ENV = 'IAM_AUTHZ_TOKEN';
 
 export const EXPLAIN_HELP = `usage: iam-authz explain [--token T | --token -] --service S --permission P (--resource TYPE=value | --node ID) --iam URL
 
@@ -101,17 +98,4 @@ function describeUngranted(app: string, missing: UngrantedPermission): string {
 
 function list(items: readonly string[]): string {
   return items.map(visible).join(', ');
-}
-
-/** The token: `--token T`, `--token -` (stdin), else `IAM_AUTHZ_TOKEN`, else stdin. */
-async function tokenFrom(option: string | undefined): Promise<string> {
-  if (option === '-') return readStdinToken();
-  if (option !== undefined) {
-    const token = bareToken(option);
-    if (token.length === 0) throw new UsageError('--token is empty');
-    return token;
-  }
-  const fromEnv = process.env[TOKEN_ENV];
-  if (fromEnv !== undefined && fromEnv.trim().length > 0) return bareToken(fromEnv);
-  return readStdinToken();
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * The `iam-authz` command: `dev-server`, `token`, `decode` and `explain`. Each subcommand lives in its own
+ * The `iam-authz` command: `dev-server`, `token`, `decode`, `explain` and `check`. Each subcommand lives in its own
  * module; this file only dispatches and maps failures to exit codes.
  */
+import { checkCommand, CHECK_HELP } from './check.js';
 import { decodeCommand, DECODE_HELP } from './decode.js';
 import { devServerCommand, DEV_SERVER_HELP } from './dev-server.js';
 import { inspect } from 'node:util';
@@ -19,10 +20,12 @@ commands:
   token        mint a token for an actor from a running development IAM and print it
   decode       print a token's header, claims and access references (offline, NOT verified)
   explain      verify a token, fetch the policy and explain the permission decision
+  check        fail when a permission the service's guards ask for is granted by no role (for CI)
 
 Run "iam-authz <command> --help" for a command's options; "iam-authz --version" prints the version.`;
 
 const COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; help: string }> = {
+  check: { run: checkCommand, help: CHECK_HELP },
   'dev-server': { run: devServerCommand, help: DEV_SERVER_HELP },
   decode: { run: decodeCommand, help: DECODE_HELP },
   explain: { run: explainCommand, help: EXPLAIN_HELP },

@@ -58,3 +58,19 @@ export async function readStdinToken(input: TokenInput = process.stdin, maxBytes
   if (token.length === 0) throw new UsageError('expected a token on stdin, but stdin was empty');
   return token;
 }
+
+/** The environment variable a command takes the token from when `--token` is not given. */
+export const TOKEN_ENV = 'IAM_AUTHZ_TOKEN';
+
+/** The token: `--token T`, `--token -` (stdin), else {@link TOKEN_ENV}, else stdin. */
+export async function tokenFrom(option: string | undefined): Promise<string> {
+  if (option === '-') return readStdinToken();
+  if (option !== undefined) {
+    const token = bareToken(option);
+    if (token.length === 0) throw new UsageError('--token is empty');
+    return token;
+  }
+  const fromEnv = process.env[TOKEN_ENV];
+  if (fromEnv !== undefined && fromEnv.trim().length > 0) return bareToken(fromEnv);
+  return readStdinToken();
+}

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startDevIam, type DevIam, type DevIamConfig } from '../../src/index.js';
 import { describeToken, relative } from '../../src/cli/decode.js';
 import { readStdinToken } from '../../src/cli/terminal.js';
+import { runCli, type CliRun } from '../support.js';
 
 const hasScript = (() => {
   try {
@@ -19,26 +20,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 let iam: DevIam;
 let alice: string;
 
-interface CliRun { code: number; stdout: string; stderr: string; raw: Buffer }
-
-/**
- * Runs the CLI as a child process. `input`, when given, is written to its stdin, which is then
- * closed (otherwise stdin stays an open pipe); `env` is added to an environment without
- * IAM_AUTHZ_TOKEN. `raw` is stdout and stderr as the bytes written.
- */
-function run(args: string[], { input, env = {} }: { input?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
-  const base = { ...process.env };
-  delete base.IAM_AUTHZ_TOKEN;
-  return new Promise((resolve) => {
-    const child = execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root, timeout: 30_000, encoding: 'buffer', env: { ...base, ...env } }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout: stdout.toString('utf8'), stderr: stderr.toString('utf8'), raw: Buffer.concat([stdout, stderr]) });
-    });
-    if (input !== undefined) child.stdin?.end(input);
-  });
-}
-
 function cli(...args: string[]): Promise<CliRun> {
-  return run(args);
+  return runCli(args);
 }
 
 beforeAll(async () => {
@@ -125,7 +108,7 @@ describe('text from a token never reaches the terminal raw', () => {
       ars: [{ r: [`DRIVER${CSI}`], c: [`VIN=WVW1\r${OSC}`], n: ['node\\u001b'] }],
       header: { [`x${CSI}`]: OSC },
     });
-    const out = await run(['decode', token]);
+    const out = await runCli(['decode', token]);
     expect(out.code).toBe(0);
     expectClean(out);
     expect(out.stdout).toContain('"alice\\u001b]0;pwned\\u0007"');
@@ -144,21 +127,21 @@ describe('text from a token never reaches the terminal raw', () => {
       claims: { sub: `alice${OSC}\r` },
       ars: [{ r: ['DRIVER', `ghost${CSI}\u202e`], c: ['VIN=WVW1'] }],
     });
-    const granted = await run(['explain', '--token', token, '--service', 'vehicle-service', '--permission', 'READ', '--resource', 'VIN=WVW1', '--iam', iam.baseUrl]);
+    const granted = await runCli(['explain', '--token', token, '--service', 'vehicle-service', '--permission', 'READ', '--resource', 'VIN=WVW1', '--iam', iam.baseUrl]);
     expect(granted.code).toBe(0);
     expectClean(granted);
     expect(granted.stdout).toContain('sub alice\\u001b]0;pwned\\u0007\\u000d,');
     expect(granted.stdout).toMatch(/^roles {4}(DRIVER, ghost\\u009b31m\\u202e|ghost\\u009b31m\\u202e, DRIVER)$/m);
 
     const wrongIssuer = iam.mintToken({ actor: 'actor-alice', tenantId: 'tenant-1', claims: { iss: `http://evil${CSI}\r${OSC}` } });
-    const refused = await run(['explain', '--token', wrongIssuer, '--service', 'vehicle-service', '--permission', 'READ', '--resource', 'VIN=WVW1', '--iam', iam.baseUrl]);
+    const refused = await runCli(['explain', '--token', wrongIssuer, '--service', 'vehicle-service', '--permission', 'READ', '--resource', 'VIN=WVW1', '--iam', iam.baseUrl]);
     expect(refused.code).toBe(1);
     expectClean(refused);
     expect(refused.stderr).toContain('http://evil\\u009b31m\\r\\u001b]0;pwned\\u0007');
   });
 
   test('arguments quoted in a usage error are escaped too', async () => {
-    const out = await run([`no${OSC}pe`]);
+    const out = await runCli([`no${OSC}pe`]);
     expect(out.code).toBe(2);
     expectClean(out);
     expect(out.stderr).toContain('unknown command "no\\u001b]0;pwned\\u0007pe"');
@@ -170,17 +153,17 @@ describe('explain reads the token from stdin or IAM_AUTHZ_TOKEN, and never print
   const args = () => [...rest, '--iam', iam.baseUrl];
 
   test('--token - reads stdin (trimmed, "Bearer " dropped)', async () => {
-    const out = await run(['explain', '--token', '-', ...args()], { input: `  Bearer ${alice}\n` });
+    const out = await runCli(['explain', '--token', '-', ...args()], { input: `  Bearer ${alice}\n` });
     expect(out.code).toBe(0);
     expect(out.stdout).toContain('GRANTED');
   });
 
   test('without --token: IAM_AUTHZ_TOKEN first (stdin is not read), else stdin', async () => {
     const [fromEnv, fromStdin, explicit] = await Promise.all([
-      run(['explain', ...args()], { env: { IAM_AUTHZ_TOKEN: alice }, input: '' }),
-      run(['explain', ...args()], { input: alice }),
+      runCli(['explain', ...args()], { env: { IAM_AUTHZ_TOKEN: alice }, input: '' }),
+      runCli(['explain', ...args()], { input: alice }),
       // --token wins over the variable.
-      run(['explain', '--token', alice, ...args()], { env: { IAM_AUTHZ_TOKEN: 'a.b.c' } }),
+      runCli(['explain', '--token', alice, ...args()], { env: { IAM_AUTHZ_TOKEN: 'a.b.c' } }),
     ]);
     for (const out of [fromEnv, fromStdin, explicit]) {
       expect(out.stderr).toBe('');
@@ -189,7 +172,7 @@ describe('explain reads the token from stdin or IAM_AUTHZ_TOKEN, and never print
   });
 
   test('an empty stdin is a usage error that says a token was expected there', async () => {
-    const [dash, none] = await Promise.all([run(['explain', '--token', '-', ...args()], { input: '' }), run(['explain', ...args()], { input: ' \n' })]);
+    const [dash, none] = await Promise.all([runCli(['explain', '--token', '-', ...args()], { input: '' }), runCli(['explain', ...args()], { input: ' \n' })]);
     for (const out of [dash, none]) {
       expect(out.code).toBe(2);
       expect(out.stderr).toContain('expected a token on stdin, but stdin was empty');
@@ -198,14 +181,14 @@ describe('explain reads the token from stdin or IAM_AUTHZ_TOKEN, and never print
 
   test('more than 64 KiB on stdin is refused, unechoed', async () => {
     const big = `${alice}${'A'.repeat(70_000)}`;
-    const out = await run(['explain', '--token', '-', ...args()], { input: big });
+    const out = await runCli(['explain', '--token', '-', ...args()], { input: big });
     expect(out.code).toBe(1);
     expect(out.stderr).toContain('stdin holds more than 65536 bytes');
     expect(out.stdout + out.stderr).not.toContain(alice.slice(0, 20));
   });
 
   test('usage errors come before stdin is read (no hang on an open stdin)', async () => {
-    const out = await run(['explain', '--service', 'vehicle-service']); // stdin left open
+    const out = await runCli(['explain', '--service', 'vehicle-service']); // stdin left open
     expect(out.code).toBe(2);
     expect(out.stderr).toContain('--permission is required');
   });
@@ -214,8 +197,8 @@ describe('explain reads the token from stdin or IAM_AUTHZ_TOKEN, and never print
     const [header, payload] = alice.split('.');
     const forged = `${header!}.${payload!}.${Buffer.from('forged-signature-forged-signature').toString('base64url')}`;
     const [refused, stray] = await Promise.all([
-      run(['explain', '--token', '-', ...args()], { input: forged }),
-      run(['explain', forged, ...args()]),
+      runCli(['explain', '--token', '-', ...args()], { input: forged }),
+      runCli(['explain', forged, ...args()]),
     ]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('ERR_TOKEN_INVALID');
@@ -230,13 +213,13 @@ describe('explain reads the token from stdin or IAM_AUTHZ_TOKEN, and never print
 
 describe('decode - reads the token from stdin', () => {
   test('a piped token is decoded', async () => {
-    const out = await run(['decode', '-'], { input: `Bearer ${alice}\n` });
+    const out = await runCli(['decode', '-'], { input: `Bearer ${alice}\n` });
     expect(out.code).toBe(0);
     expect(out.stdout).toContain('"actor-alice"');
   });
 
   test('an empty stdin says a token was expected there', async () => {
-    const out = await run(['decode', '-'], { input: '' });
+    const out = await runCli(['decode', '-'], { input: '' });
     expect(out.code).toBe(2);
     expect(out.stderr).toContain('iam-authz decode: expected a token on stdin, but stdin was empty');
   });

@@ -1,20 +1,14 @@
 /** `iam-authz token`: mints a token from a running development IAM over HTTP and prints only it. */
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startDevIam, type DevIam, type DevIamConfig } from '../../src/index.js';
+import { runCli, type CliRun } from '../support.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 let iam: DevIam;
 
-function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root, timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
+function cli(...args: string[]): Promise<CliRun> {
+  return runCli(args);
 }
 
 function claims(token: string): Record<string, unknown> {
