@@ -12,7 +12,7 @@ import express4 from 'express4';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { auditRoutes, expressAuthz } from '../../adapters/express/index.js';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
-import { mint, startUpstreams, type Upstreams } from '../helpers/index.js';
+import { useIam } from '../helpers/index.js';
 import { EXPECTED_AUDIT, SERVICE } from './audit-expected.js';
 
 const offline = createAuthorizer({ baseUrl: 'https://iam.example.test', localJwks: { keys: [{ kty: 'RSA', kid: 'k', n: 'AQAB', e: 'AQAB' }] } });
@@ -312,15 +312,13 @@ describe('Express 4 paths', () => {
 });
 
 describe.each(VERSIONS)('$name over real HTTP', ({ make }) => {
-  let upstreams: Upstreams;
+  const iam = useIam();
   let authorizer: Authorizer;
   beforeAll(async () => {
-    upstreams = await startUpstreams();
-    authorizer = createAuthorizer({ ...upstreams.base, policyUrl: upstreams.policy.url });
+    authorizer = iam.authorizer();
   });
   afterAll(async () => {
     await authorizer.close();
-    await upstreams.close();
   });
 
   test('the application answers 200/401/403 exactly as before once audited', async () => {
@@ -330,7 +328,7 @@ describe.each(VERSIONS)('$name over real HTTP', ({ make }) => {
     await new Promise<void>((resolve) => server.once('listening', resolve));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const alice = mint(upstreams.jwks.url, { sub: 'actor-alice', ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }] });
+      const alice = iam.token({ sub: 'actor-alice', ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }] });
       const paths = ['/vehicle/WVW1', '/vehicle/WVW2', '/depots/D1', '/me', '/health', '/admin/export', '/fleet/summary', '/fleet/vehicles/WVW1', '/fleet/vehicles/WVW2', '/fleet/late'];
       const statuses = async () => {
         const out: Record<string, [number, number]> = {};

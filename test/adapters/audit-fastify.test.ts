@@ -9,11 +9,11 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteHandlerMethod } from 'fastify';
 import fp from 'fastify-plugin';
 import express from 'express';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createAuthorizer, type Authorizer } from '../../src/index.js';
 import type { RouteAudit } from '../../src/adapter/index.js';
 import { auditRoutes, fastifyAuthz, iamAuthz } from '../../adapters/fastify/index.js';
-import { mint, startUpstreams, type Upstreams } from '../helpers/index.js';
+import { useIam } from '../helpers/index.js';
 import { EXPECTED_AUDIT, SERVICE } from './audit-expected.js';
 
 const reply: RouteHandlerMethod = async (req) => ({ ok: true, sub: req.iam?.claims.sub ?? null });
@@ -312,19 +312,17 @@ describe('what auditRoutes refuses', () => {
 });
 
 describe('over real HTTP', () => {
-  let upstreams: Upstreams;
+  const iam = useIam();
   let authorizer: Authorizer;
   beforeAll(async () => {
-    upstreams = await startUpstreams();
-    authorizer = createAuthorizer({ ...upstreams.base, policyUrl: upstreams.policy.url });
+    authorizer = iam.authorizer();
   });
-  afterAll(async () => { await upstreams.close(); });
-
+  
   test('the app answers 200/401/403 as before, after auditing', async () => {
     const app = await expectedApp(authorizer); // the plugin closes the authorizer with the app
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     try {
-      const alice = mint(upstreams.jwks.url, { sub: 'actor-alice', ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }] });
+      const alice = iam.token({ sub: 'actor-alice', ars: [{ r: ['DRIVER'], c: ['VIN=WVW1'] }] });
       const requests: [string, string, string | undefined][] = [
         ['GET', '/vehicle/WVW1', alice], ['GET', '/vehicle/WVW1', undefined], ['GET', '/vehicle/WVW2', alice],
         ['PUT', '/vehicle/WVW1', alice], ['GET', '/depots/D1', alice], ['GET', '/me', alice], ['GET', '/me', undefined],

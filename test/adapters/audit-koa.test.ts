@@ -12,23 +12,21 @@ import express from 'express';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { auditRoutes, koaAuthz } from '../../adapters/koa/index.js';
-import { createAuthorizer, type Authorizer } from '../../src/index.js';
-import { mint, startUpstreams, type Upstreams } from '../helpers/index.js';
+import type { Authorizer } from '../../src/index.js';
+import { useIam } from '../helpers/index.js';
 import { EXPECTED_AUDIT, SERVICE } from './audit-expected.js';
 
-let upstreams: Upstreams;
+const iam = useIam();
 let authorizer: Authorizer;
 /** DRIVER on VIN=WVW1: reads WVW1, nothing else. */
 let alice: string;
 
 beforeAll(async () => {
-  upstreams = await startUpstreams();
-  authorizer = createAuthorizer({ ...upstreams.base, policyUrl: upstreams.policy.url });
-  alice = mint(upstreams.jwks.url);
+  authorizer = iam.authorizer();
+  alice = iam.token();
 });
 afterAll(async () => {
   await authorizer.close();
-  await upstreams.close();
 });
 
 const reply = (ctx: Koa.Context) => { ctx.body = { handled: ctx.path }; };
