@@ -1,5 +1,7 @@
 /** The public shape of an authorizer: what {@link createAuthorizer} returns, and what `ready()` takes. */
 import type { AccessibleQuery, AuthorizeQuery, PermissionsQuery } from './decider/queries.js';
+import type { Revocation } from './revocation/revocations.js';
+import type { Watch } from './watch/watcher.js';
 import type { InventoryEntry, UngrantedPermission } from './inventory.js';
 import type { AccessibleResource, Caller, Decision, HeldPermission, Identity } from './types.js';
 
@@ -77,6 +79,20 @@ export interface AuthorizerStatus {
     /** Guards made since the inventory was full, not listed. */
     readonly dropped: number;
   };
+  /** The revocation list (`revoke`). */
+  readonly revocations: {
+    /** Revocations in force. */
+    readonly entries: number;
+    /** The list outgrew `revocation.maxEntries` and holds one revocation of every token issued before a moment. */
+    readonly collapsed: boolean;
+    /** Whether the revocations made before this replica started were read from the hint channel (see `ready()`). */
+    readonly loaded: 'loaded' | 'unavailable' | 'none';
+  };
+  /** Watches (`watch`). */
+  readonly watches: {
+    /** Open watches. */
+    readonly open: number;
+  };
 }
 
 /**
@@ -98,6 +114,13 @@ export interface ReadyReport {
     /** What failed, naming the URL and status; never a token or an upstream body. */
     readonly message: string;
   }>;
+  /**
+   * The revocations made before this replica started, read from the hint channel
+   * (`HintChannel.revocationsInForce`, which `redisHints` keeps): `'loaded'`, `'unavailable'` (the
+   * channel could not be read: only revocations made from now on are known here; `ready()` tries
+   * again when called again), or `'none'` (no channel, or one that keeps none).
+   */
+  readonly revocations: 'loaded' | 'unavailable' | 'none';
 }
 
 /** Verifies tokens and decides permissions; made by {@link createAuthorizer}. */
@@ -169,6 +192,33 @@ export interface Authorizer {
    * The same list the `IAM_AUTHZ_UNGRANTED_PERMISSION` warning reports once per new `changeId`.
    */
   ungranted(applicationId: string, permissions?: readonly { service: string; permission: string }[]): UngrantedPermission[] | undefined;
+  /**
+   * Keeps a grant under watch, for a connection that outlives its request (a WebSocket, a
+   * server-sent event stream, a subscription, a long download): decides `query` (or every query
+   * of an array: all must hold) first, like {@link check} — rejecting with the same errors, and
+   * creating nothing — then resolves with a `Watch` whose `signal` aborts when the grant stops being
+   * true, `signal.reason` saying why: `ERR_TOKEN_EXPIRED` when `authenticate()` would refuse the
+   * token (its `exp` plus `clockToleranceSec`; within a second), `ERR_PERMISSION_DENIED` when this
+   * replica takes a new policy (revalidation, refetch or hint) under which a query is denied — a new
+   * policy that leaves the grant alone does not abort — or `ERR_TOKEN_REVOKED` ({@link revoke});
+   * also `ERR_POLICY_UNAVAILABLE` when no policy can be had any more (an outage past the stale bound),
+   * `ERR_TOKEN_REJECTED` when the IAM refuses the token, and `ERR_AUTHORIZER_CLOSED` on `close()`.
+   * A watch keeps its application's policy revalidated when due, even without other traffic. Call
+   * `close()` when the connection ends: nothing fires after it returns, nothing is left behind. One
+   * timer per authorizer, whatever the number of watches; none while none is open.
+   */
+  watch(identity: Caller, query: AuthorizeQuery | readonly AuthorizeQuery[]): Promise<Watch>;
+  /**
+   * Refuses a token before its `exp`: `{ jti }`, or every token of `{ sub }` with an `iat` earlier
+   * than `issuedBefore` (seconds since the epoch; default now, rounded up). On this replica as soon
+   * as the promise resolves, `authenticate()` and every guard refuse a matching token, cached or not,
+   * with 401 `ERR_TOKEN_REVOKED`, and open watches of it abort; a token of the subject issued later
+   * works. With a hint channel (`policy.hints`, e.g. `redisHints`) the revocation reaches every
+   * replica, and those started later read it (see `ready()`); without one it holds on this replica
+   * only. Kept until the tokens it matches have expired (`revocation.retainSec`). Rejects with a
+   * `TypeError` for anything else than `{ jti }` or `{ sub, issuedBefore? }`.
+   */
+  revoke(revocation: Revocation): Promise<void>;
   /** Aborts fetches under way and releases sockets and timers owned by the authorizer. Idempotent. */
   close(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 /**
- * `createAuthorizer`: composes an authenticator (token → identity) and a decider (identity + query
- * → decision), each built from its own options. Nothing here verifies a token or reads a policy.
+ * `createAuthorizer`: composes an authenticator (token → identity), a decider (identity + query →
+ * decision), the revocation list and the watches, each built from its own options. Nothing here
+ * verifies a token or reads a policy.
  */
 import { createAuthenticator } from './authenticator/authenticator.js';
 import type { Authorizer, ReadyOptions, ReadyReport } from './authorizer-types.js';
@@ -11,7 +12,10 @@ import { logged } from './lib/logger.js';
 import { refuseNulls } from './lib/option-checks.js';
 import { createInventory, INVENTORY, withUngranted, type Inventory } from './inventory.js';
 import { resolveOptions, type AuthorizerOptions } from './options.js';
+import { Revocations } from './revocation/revocations.js';
+import { RevocationSync } from './revocation/sync.js';
 import type { Decision, Identity } from './types.js';
+import { createWatcher } from './watch/watcher.js';
 
 export type { AccessibleQuery, AuthorizeQuery, PermissionsQuery };
 export type { Authorizer, AuthorizerStatus, CacheStatus, ReadyOptions, ReadyReport } from './authorizer-types.js';
@@ -19,10 +23,23 @@ export type { Authorizer, AuthorizerStatus, CacheStatus, ReadyOptions, ReadyRepo
 /** Creates an {@link Authorizer}. Throws a `TypeError` naming the option when an option is invalid. */
 export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   const config = resolveOptions(options);
-  const authenticator = createAuthenticator(config.authenticator, config.shared);
+  const { now } = config.shared;
+  // Revocations: a list checked by every path of authenticate, kept in step over the hint channel.
+  const revocations = new Revocations(now, config.revocation.retainSec, config.revocation.maxEntries);
+  const sync = new RevocationSync(config.decider.policy.hints, revocations, (r) => { watcher.revoked(r); });
+  const authenticator = createAuthenticator(config.authenticator, config.shared, (claims) => {
+    sync.ensure();
+    return revocations.refuses(claims);
+  });
   // The authorizer owns the inventory; its guards register into it, its decider shows it each policy.
   const inventory = createInventory(undefined, config.shared.log);
-  const decider = createDecider(config.decider, config.shared, inventory.policyInForce, inventory.policyDropped);
+  const decider = createDecider(config.decider, config.shared, {
+    inForce: inventory.policyInForce,
+    dropped: inventory.policyDropped,
+    changed: (...a) => { watcher.policyChanged(...a); },
+    hinted: (...a) => { watcher.hinted(...a); },
+  });
+  const watcher = createWatcher({ now, clockToleranceSec: config.authenticator.clockToleranceSec, authorize: decider.authorize, authorizeMany: decider.authorizeMany, source: decider.watching, revocations });
   const { log } = config.shared;
   // With a logger, each entry point logs what it refuses; without one, they are the components' own.
   const authenticate = log ? logged(log, authenticator.authenticate) : authenticator.authenticate;
@@ -45,16 +62,31 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     accessible: (log ? logged(log, decider.accessible) : decider.accessible) as Authorizer['accessible'],
     permissionsFor: log ? logged(log, decider.permissionsFor) : decider.permissionsFor,
     check,
+    watch: log ? logged(log, watcher.watch) : watcher.watch,
+    async revoke(revocation) {
+      if (closing) throw new AuthorizerClosedError();
+      await sync.revoke(revocations.entryOf(revocation));
+    },
     inventory: inventory.entries,
     ungranted: inventory.ungranted,
     [INVENTORY]: inventory,
     ready: log ? logged(log, ready) : ready,
     status() {
       const { applications, hints } = decider.status();
-      return { issuers: authenticator.status(), applications: withUngranted(inventory, applications), hints, inventory: inventory.stats() };
+      revocations.prune();
+      return {
+        issuers: authenticator.status(),
+        applications: withUngranted(inventory, applications),
+        hints,
+        inventory: inventory.stats(),
+        revocations: { entries: revocations.size, collapsed: revocations.collapsed, loaded: sync.loaded },
+        watches: { open: watcher.size() },
+      };
     },
     close() {
       closing ??= (async () => {
+        watcher.close();
+        sync.close();
         authenticator.close();
         decider.close();
         if (config.ownsDispatcher) await config.shared.dispatcher.close();
@@ -72,6 +104,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     }
     refuseNulls('ready', readyOptions);
     const policies = decider.warm(readyOptions.applications, authenticator.applications);
+    const loadingRevocations = sync.ready();
     // Per issuer: one IAM down does not hold back the tokens of the others; all down is a rejection.
     const outcomes = await Promise.allSettled(config.shared.issuers.map((issuer) => Promise.all([authenticator.ready(issuer), policies.get(issuer)])));
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
@@ -82,6 +115,6 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
       const error = outcome.status === 'rejected' ? (outcome.reason as Error) : undefined;
       issuers[issuer] = error ? { ready: false, code: error instanceof IamAuthzError ? error.code : 'ERR_UNKNOWN', misconfigured: (error as { misconfigured?: unknown }).misconfigured === true, message: error.message } : { ready: true };
     });
-    return { issuers };
+    return { issuers, revocations: await loadingRevocations };
   }
 }

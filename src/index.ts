@@ -7,9 +7,10 @@
 export { createAuthorizer, type Authorizer, type AuthorizeQuery, type AccessibleQuery, type PermissionsQuery } from './authorizer.js';
 export type { ResourceQuery } from './engine/resource.js';
 export type { AuthorizerOptions, JwksOptions, JwkSet, PolicyOptions, TokenCacheOptions } from './options.js';
-export type { HintChannel, PolicyHint } from './policy/hints.js';
+export type { HintChannel } from './policy/hints.js';
 export type { DecisionEvent } from './decider/decision-log.js';
-export type { InventoryEntry, InventoryRoute, UngrantedPermission } from './inventory.js';
+export type { InventoryEntry, UngrantedPermission } from './inventory.js';
+export type { Watch } from './watch/watcher.js';
 // What applications read: a verified caller, a decision, and the state a guard attaches.
 export type { Decision, GuardMode, IamClaims, IamState, Identity } from './types.js';
 export {
@@ -22,6 +23,7 @@ export {
   JwksUnavailableError,
   PolicyUnavailableError,
   PermissionDeniedError,
+  TokenRevokedError,
   AuthorizerClosedError,
   isIamAuthzError,
   type IamAuthzErrorCode,

@@ -9,7 +9,10 @@ import { byCodeUnits, closest } from './lib/closest.js';
 import { singleQuotedForLog } from './lib/log-text.js';
 import type { Log } from './lib/logger.js';
 
-/** Where a guard sits, when the framework says so at guard creation: an HTTP route, or a Nest handler. */
+/**
+ * Where a guard sits, when the framework says so at guard creation: an HTTP route, or a Nest handler.
+ * @inline
+ */
 export type InventoryRoute =
   | {
     /** HTTP method, e.g. `GET`. */

@@ -10,13 +10,17 @@ import type { JwksOptions } from './jwks/options.js';
 import { authorizerChecks as checks } from './lib/option-checks.js';
 import { lazyProxyAgent } from './lib/undici.js';
 import type { PolicyOptions } from './policy/options.js';
+import { resolveRevocationOptions, type RevocationOptions } from './revocation/options.js';
 import { resolveSharedOptions, SHARED_OPTIONS, type SharedOptions, type SharedRuntime } from './shared-options.js';
 import type { TokenCacheOptions } from './token/cache-options.js';
 
 export type { JwksOptions, JwkSet, PolicyOptions, TokenCacheOptions };
 
 /** Options of {@link createAuthorizer}; validated once, with a `TypeError` naming the option. */
-export interface AuthorizerOptions extends SharedOptions, AuthenticatorOptions, DeciderOptions {}
+export interface AuthorizerOptions extends SharedOptions, AuthenticatorOptions, DeciderOptions {
+  /** How revocations (`authorizer.revoke`) are kept. */
+  revocation?: RevocationOptions;
+}
 
 export interface ResolvedOptions {
   readonly shared: SharedRuntime;
@@ -24,9 +28,10 @@ export interface ResolvedOptions {
   readonly ownsDispatcher: boolean;
   readonly authenticator: AuthenticatorConfig;
   readonly decider: DeciderConfig;
+  readonly revocation: Required<RevocationOptions>;
 }
 
-const KNOWN = [...SHARED_OPTIONS, ...AUTHENTICATOR_OPTIONS, ...DECIDER_OPTIONS];
+const KNOWN = [...SHARED_OPTIONS, ...AUTHENTICATOR_OPTIONS, ...DECIDER_OPTIONS, 'revocation'];
 
 export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
   if (typeof options !== 'object' || (options as unknown) === null) checks.fail('options must be an object');
@@ -34,9 +39,10 @@ export function resolveOptions(options: AuthorizerOptions): ResolvedOptions {
   const shared = resolveSharedOptions(options);
   const authenticator = resolveAuthenticatorOptions(options, shared);
   const decider = resolveDeciderOptions(options, shared);
+  const revocation = resolveRevocationOptions(options.revocation, checks);
   // Made last: nothing after this can throw, so an agent is never left behind unclosed.
   // Its keep-alive covers the refresh cadence of the caches it serves.
   const ttlMs = Math.max(authenticator.jwksUris ? authenticator.jwks.ttlMs : 0, decider.policyUrls.size > 0 ? decider.policy.ttlMs : 0);
   const dispatcher: Dispatcher = options.dispatcher ?? lazyProxyAgent(ttlMs);
-  return { shared: { ...shared, dispatcher }, ownsDispatcher: options.dispatcher === undefined, authenticator, decider };
+  return { shared: { ...shared, dispatcher }, ownsDispatcher: options.dispatcher === undefined, authenticator, decider, revocation };
 }

@@ -4,7 +4,7 @@
  */
 import type { AuthenticatorConfig } from './options.js';
 import { authenticateFailed, authenticateTrace, tokenCacheHit } from '../diagnostics.js';
-import { AuthorizerClosedError, IamAuthzError, TokenInvalidError } from '../errors.js';
+import { AuthorizerClosedError, IamAuthzError, TokenInvalidError, TokenRevokedError } from '../errors.js';
 import { StaticKeySet, type KeySet } from '../jwks/key-set.js';
 import { RemoteKeySet, type KeySetStatus } from '../jwks/remote-key-set.js';
 import type { SharedRuntime } from '../shared-options.js';
@@ -13,7 +13,7 @@ import { settled } from '../lib/settled.js';
 import { extractBearer } from '../token/extract.js';
 import { TokenCache, type CacheEntry } from '../token/token-cache.js';
 import { TokenVerifier } from '../token/verify-token.js';
-import type { Identity } from '../types.js';
+import type { IamClaims, Identity } from '../types.js';
 
 export interface Authenticator {
   /** Verifies `Bearer <token>`: the identity, or a 401 (bad token) / 503 (no keys) `IamAuthzError`. */
@@ -28,7 +28,11 @@ export interface Authenticator {
   readonly close: () => void;
 }
 
-export function createAuthenticator(config: AuthenticatorConfig, shared: SharedRuntime): Authenticator {
+/**
+ * `isRevoked` says whether verified claims were revoked (`authorizer.revoke`): asked on every path,
+ * the cached one included, before an identity is handed out.
+ */
+export function createAuthenticator(config: AuthenticatorConfig, shared: SharedRuntime, isRevoked: (claims: IamClaims) => boolean = NEVER): Authenticator {
   const { now } = shared;
   const { maxTokenBytes, applications } = config;
   const cache = config.tokenCache === false ? undefined : new TokenCache(config.tokenCache.max, config.tokenCache.maxTtlMs);
@@ -65,6 +69,7 @@ export function createAuthenticator(config: AuthenticatorConfig, shared: SharedR
     if (cache === undefined || closed || typeof authorization !== 'string') return undefined;
     const entry = cache.byHeader(authorization, now());
     if (entry === undefined || keySets.get(entry.identity.claims.iss)?.touch?.() !== undefined) return undefined;
+    if (isRevoked(entry.identity.claims)) return refusedAuthentication(new TokenRevokedError());
     if (tokenCacheHit.hasSubscribers) tokenCacheHit.publish(HIT);
     return (entry.promise ??= settled(entry.identity));
   }
@@ -105,6 +110,7 @@ export function createAuthenticator(config: AuthenticatorConfig, shared: SharedR
   /** A verified identity, of an accepted application, cached: checked before caching, so a cache hit is always of an accepted application. */
   function accepted(identity: Identity, authorization: string | undefined, generation: number): Identity {
     if (applications && !applications.has(identity.claims.app)) throw foreignApplication(identity.claims.app, applications);
+    if (isRevoked(identity.claims)) throw new TokenRevokedError();
     const entry = cache?.set(identity, now(), generation);
     if (entry) cache?.remember(authorization as string, entry);
     return identity;
@@ -131,6 +137,7 @@ export function createAuthenticator(config: AuthenticatorConfig, shared: SharedR
   async function fromCache(entry: CacheEntry, token: string, authorization: string | undefined): Promise<Identity> {
     try {
       const hit = entry.identity;
+      if (isRevoked(hit.claims)) throw new TokenRevokedError();
       // A promise only where refreshes cannot run in the background (workerd): this request
       // refreshes the keys, and the hit stands only if the token's key survived the refresh.
       const refreshing = keySets.get(hit.claims.iss)?.touch?.();
@@ -191,6 +198,8 @@ function foreignApplication(app: string, accepted: ReadonlySet<string>): TokenIn
 
 /** A local JWK Set never ages nor fails: always fresh (its key ids are not loaded until first use, so none are listed). */
 const LOCAL_STATUS: Readonly<KeySetStatus> = Object.freeze({ state: 'fresh', ageMs: null, nextRefreshAt: null, consecutiveFailures: 0, backoffMs: 0, keyIds: [] });
+
+const NEVER = (): boolean => false;
 
 /** The message of every token-cache-hit event: nothing to say but that it happened. */
 const HIT = Object.freeze({});

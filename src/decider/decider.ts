@@ -37,11 +37,32 @@ export interface Decider {
   readonly warm: (applications: unknown, accepted: ReadonlySet<string> | undefined) => ReadonlyMap<string, Promise<unknown>>;
   /** Where each issuer's cached policies stand, and whether the hint channel is connected (`null`: no channel). Does no I/O. */
   readonly status: () => PoliciesStatus;
+  /** What keeps a watch's policy current without traffic (see `src/watch/`). */
+  readonly watching: WatchSource;
   /** Refuses every later call, and releases the policy clients. */
   readonly close: () => void;
 }
 
-export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPolicy?: (policy: CompiledPolicy) => void, onPolicyDropped?: (policy: CompiledPolicy) => void): Decider {
+/** A caller's application policy, for watches: read it, keep it revalidated. */
+export interface WatchSource {
+  /** The policy in force for the caller's application, while usable; `undefined` when none (no fetch). */
+  readonly current: (identity: Caller) => CompiledPolicy | undefined;
+  /** Looks at the caller's application policy as a request would (revalidated when due); rejects like `authorize`. */
+  readonly revalidate: (identity: Caller) => Promise<unknown>;
+  /** When (epoch ms) to look again; `undefined` when nothing is cached. */
+  readonly nextCheckAt: (identity: Caller) => number | undefined;
+}
+
+/** What the decider tells the authorizer of: each policy it decides with, each dropped, changed or hinted. */
+export interface DeciderEvents {
+  readonly inForce?: (policy: CompiledPolicy) => void;
+  readonly dropped?: (policy: CompiledPolicy) => void;
+  readonly changed?: (issuer: string, applicationId: string, policy: CompiledPolicy) => void;
+  readonly hinted?: (issuer: string, applicationId: string) => void;
+}
+
+export function createDecider(config: DeciderConfig, shared: SharedRuntime, events: DeciderEvents = {}): Decider {
+  const { inForce: onPolicy, dropped: onPolicyDropped } = events;
   const { now } = shared;
   const logDecision = createDecisionLog(config.onDecision, config.decisionSampleRate, now);
   const { log } = shared;
@@ -54,7 +75,7 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
   let closed = false;
 
   // One policy client per issuer; each tells `dropped` of every policy it lets go of.
-  const policies = createPolicies(config, shared, dropped);
+  const policies = createPolicies(config, shared, { dropped, changed: events.changed, hinted: events.hinted });
   const { clients: policyClients, clientOf } = policies;
 
   /** A policy the cache let go of: no grant memo slot, and (evicted) no inventory state keeps it. */
@@ -218,6 +239,11 @@ export function createDecider(config: DeciderConfig, shared: SharedRuntime, onPo
     permissionsFor,
     warm: policies.warm,
     status: policies.status,
+    watching: {
+      current: (identity) => policyClients.get(identity.claims.iss)?.usable(identity.claims.app)?.policy,
+      revalidate: (identity) => clientOf(identity).get(identity.claims.app, identity.token),
+      nextCheckAt: (identity) => policyClients.get(identity.claims.iss)?.nextRevalidationAt(identity.claims.app),
+    },
     close() {
       closed = true;
       policies.close();

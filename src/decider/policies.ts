@@ -32,8 +32,14 @@ export interface Policies {
   readonly close: () => void;
 }
 
-/** `onDropped` is told of every policy a client lets go of (see `PolicyClientConfig.onDropped`). */
-export function createPolicies(config: DeciderConfig, shared: SharedRuntime, onDropped: (policy: CompiledPolicy, reason: 'replaced' | 'evicted') => void): Policies {
+/** What the policy clients tell: see `PolicyClientConfig.onDropped`, `onChanged` and `onHinted` (here with the issuer). */
+export interface PolicyEvents {
+  readonly dropped: (policy: CompiledPolicy, reason: 'replaced' | 'evicted') => void;
+  readonly changed?: ((issuer: string, applicationId: string, policy: CompiledPolicy) => void) | undefined;
+  readonly hinted?: ((issuer: string, applicationId: string) => void) | undefined;
+}
+
+export function createPolicies(config: DeciderConfig, shared: SharedRuntime, events: PolicyEvents): Policies {
   // One policy client per issuer: a policy fetched from one IAM never decides another's token.
   const clients = new Map([...config.policyUrls].map(([issuer, url]) => [issuer, new PolicyClient({
     url,
@@ -43,7 +49,9 @@ export function createPolicies(config: DeciderConfig, shared: SharedRuntime, onD
     ...config.policy,
     issuer,
     log: shared.log,
-    onDropped,
+    onDropped: events.dropped,
+    onChanged: events.changed && ((app, policy) => { events.changed?.(issuer, app, policy); }),
+    onHinted: events.hinted && ((app) => { events.hinted?.(issuer, app); }),
   })]));
 
   function clientOf(identity: Caller): PolicyClient {

@@ -14,10 +14,8 @@
  *   a fetch sent after it (or one that brings that `changeId`): a hint can cause a request, never
  *   cancel one. A new `changeId` found here is published once; a hint naming the `changeId` held
  *   lets a denial skip its refetch while the channel is connected.
- *
- * lru-cache's own `fetch()` would serve a stale value forever after a failed refresh; the hard
- * `maxStaleMs` bound and the per-application spacing are why this is kept by hand on top of a
- * plain LRU.
+ * (lru-cache's own `fetch()` would serve a stale value forever after a failed refresh: hence a
+ * plain LRU of `RemoteCopy`s.)
  */
 import { LRUCache } from 'lru-cache';
 import { PolicyUnavailableError, type TokenRejectedError } from '../errors.js';
@@ -143,6 +141,22 @@ export class PolicyClient {
     return out;
   }
 
+  /** The policy of `applicationId` while usable (within its stale bound), without a fetch nor touching the LRU order. */
+  usable(applicationId: string): PolicyEntry | undefined {
+    return this.#apps.peek(applicationId)?.cache.usable();
+  }
+
+  /**
+   * When (epoch ms) the policy of `applicationId` should next be looked at by one who keeps it
+   * current without traffic (a watch): its refresh's due point, or, with a hint pending or after
+   * failures, when the next fetch may start; `undefined` when none is cached.
+   */
+  nextRevalidationAt(applicationId: string): number | undefined {
+    const state = this.#apps.peek(applicationId);
+    if (state === undefined) return undefined;
+    return state.cache.status().nextRefreshAt ?? this.#config.now() + 1_000;
+  }
+
   /** See {@link HintSubscription.connected}. */
   hintsConnected(): boolean | undefined {
     return this.#hints.connected();
@@ -216,6 +230,7 @@ export class PolicyClient {
     const state = this.#apps.peek(application);
     const held = state?.cache.value?.policy.changeId;
     if (state === undefined || held === undefined || !state.hints.received(changeId, held)) return;
+    this.#config.onHinted?.(application);
     // With the service's own token there is no need to wait for a caller's request.
     if (this.#config.policyToken !== undefined) void this.#startFetch(state, application, '', 'optional');
   }
@@ -238,6 +253,7 @@ export class PolicyClient {
       }
       const { policy } = fetched as Extract<typeof fetched, { kind: 'new' }>;
       state.cache.succeeded({ policy, fetchedAt: config.now() });
+      config.onChanged?.(applicationId, policy);
       // A refused or failed fetch leaves a pending hint standing, so a revoked caller's token cannot
       // make a replica drop it.
       state.hints.answered(serial, policy.changeId);

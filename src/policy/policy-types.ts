@@ -36,6 +36,10 @@ export interface PolicyClientConfig {
    * policies stays bounded by `maxApplications`.
    */
   onDropped?: ((policy: CompiledPolicy, reason: 'replaced' | 'evicted') => void) | undefined;
+  /** Called with each policy this client takes in for an application: the first, and every new `changeId`. */
+  onChanged?: ((applicationId: string, policy: CompiledPolicy) => void) | undefined;
+  /** Called when a hint makes an application's policy due (a revalidation waits for the spacing, or a request). */
+  onHinted?: ((applicationId: string) => void) | undefined;
 }
 
 /** A compiled policy and when it was last confirmed by the API. Replaced, never mutated. */

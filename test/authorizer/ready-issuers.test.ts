@@ -21,6 +21,7 @@ test('one issuer down: ready() resolves with a report naming it; its tokens get 
       [issuers[0]!]: { ready: true },
       [issuers[1]!]: { ready: false, code: 'ERR_JWKS_UNAVAILABLE', misconfigured: false, message: expect.stringContaining('503') as string },
     },
+    revocations: 'none',
   });
   expect(JSON.parse(JSON.stringify(report))).toStrictEqual(report);
   await expect(authz.authenticate(up.bearer())).resolves.toMatchObject({ claims: { iss: issuers[0] } });

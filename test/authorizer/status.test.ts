@@ -55,6 +55,8 @@ describe('authorizer.status()', () => {
       applications: { [issuer]: { 'app-1': { state: 'fresh', ageMs: 1_500, nextRefreshAt: expect.any(Number) as number, consecutiveFailures: 0, backoffMs: 0, changeId: 'c1', ungranted: [] } } },
       hints: null,
       inventory: { entries: 0, maxEntries: 5_000, dropped: 0 },
+      revocations: { entries: 0, collapsed: false, loaded: 'none' },
+      watches: { open: 0 },
     });
     const text = strings(status).join('\n');
     expect(text).not.toContain(token);

@@ -6,7 +6,8 @@
  * Real loopback policy API, real signatures; the channel is an in-memory one.
  */
 import { describe, expect, test, vi } from 'vitest';
-import type { HintChannel, PolicyHint, PolicyOptions } from '../../src/index.js';
+import type { HintChannel, PolicyOptions } from '../../src/index.js';
+import type { PolicyHint } from '../../src/policy/hints.js';
 import { driverCanWrite, examplePolicy, servePolicy } from '../helpers/policy-server.js';
 import { BASE, Gate, identityFor, READ, usePolicyApi, WRITE } from './harness.js';
 
@@ -52,15 +53,15 @@ describe('policy.hints', () => {
     }
   });
 
-  test('construction subscribes to nothing; the first use subscribes once; close() unsubscribes', async () => {
+  test('construction subscribes to nothing; the first use subscribes once for hints and once for revocations; close() unsubscribes', async () => {
     const hints = new MemoryHints();
     const authz = ctx.authorizer({ ...P, hints });
     expect(hints.subscribes).toBe(0);
     const id = await identityFor(authz, ctx.app);
     await authz.authorize(id, READ);
     await authz.authorize(id, READ);
-    expect(hints.subscribes).toBe(1);
-    expect(hints.listeners.size).toBe(1);
+    expect(hints.subscribes).toBe(2);
+    expect(hints.listeners.size).toBe(2);
     await authz.close();
     expect(hints.listeners.size).toBe(0);
   });

@@ -11,7 +11,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import fc from 'fast-check';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, test, vi } from 'vitest';
-import { channels, createAuthorizer, type HintChannel, type PolicyHint, type PolicyOptions } from '../../src/index.js';
+import { channels, createAuthorizer, type HintChannel, type PolicyOptions } from '../../src/index.js';
+import type { PolicyHint, RevocationHint } from '../../src/policy/hints.js';
 import { resolveJwksOptions } from '../../src/jwks/options.js';
 import { RemoteKeySet } from '../../src/jwks/remote-key-set.js';
 import { resolvePolicyOptions } from '../../src/policy/options.js';
@@ -287,10 +288,10 @@ function versionOf(changeId: string): number {
 
 /** An in-memory channel: delivers to every subscriber (the publisher too), and tells the model each hint. */
 function memoryHints(onPublish: (hint: PolicyHint) => void): HintChannel & { deliver(hint: PolicyHint, tell: (hint: PolicyHint) => void): void } {
-  const listeners = new Set<(hint: PolicyHint) => void>();
+  const listeners = new Set<(hint: PolicyHint | RevocationHint) => void>();
   return {
     publish(hint) {
-      onPublish(hint);
+      if ('changeId' in hint) onPublish(hint);
       for (const l of listeners) l(hint);
       return Promise.resolve();
     },

@@ -15,7 +15,7 @@
  */
 import { generateSigningKey, signJwt, type SigningKey } from '../../../packages/iam-authz-dev/src/sign-jwt.js';
 import { redisHints } from '../../../adapters/redis/index.js';
-import { createAuthorizer, type Authorizer, type AuthorizerOptions, type HintChannel, type PolicyHint } from '../../../src/index.js';
+import { createAuthorizer, type Authorizer, type AuthorizerOptions, type HintChannel } from '../../../src/index.js';
 import { examplePolicy, VEHICLE } from '../../../test/helpers/policy-server.js';
 import { redisServerPath, startRedis } from '../../../test/adapters/redis/redis-server.js';
 import { quantile } from '../../lib/stats.mjs';
@@ -234,14 +234,14 @@ console.log(`  load average at the end ${load()}`);
 
 // ---- Revocation with a hint channel: a fresh fleet per channel. ----
 function memoryHints(): HintChannel {
-  const listeners = new Set<(hint: PolicyHint) => void>();
+  const listeners = new Set<(hint: Parameters<HintChannel['publish']>[0]) => void>();
   return {
     publish(hint) {
       queueMicrotask(() => { for (const l of listeners) l(hint); });
       return Promise.resolve();
     },
     subscribe(listener) {
-      const entry = (hint: PolicyHint): void => { listener(hint); };
+      const entry = (hint: Parameters<HintChannel['publish']>[0]): void => { listener(hint); };
       listeners.add(entry);
       return () => { listeners.delete(entry); };
     },

@@ -61,5 +61,5 @@ test('cache age, state and failures per issuer and application, as status() repo
 
 test('misuse is a TypeError', () => {
   expect(() => instrumentAuthorizer({} as never)).toThrow(/instrumentAuthorizer: pass an authorizer/);
-  expect(() => instrumentAuthorizer({ status: () => ({ issuers: {}, applications: {}, hints: null, inventory: { entries: 0, maxEntries: 5_000, dropped: 0 } }) }, { metre: 1 } as never)).toThrow(/unknown option "metre"/);
+  expect(() => instrumentAuthorizer({ status: () => ({ issuers: {}, applications: {}, hints: null, inventory: { entries: 0, maxEntries: 5_000, dropped: 0 }, revocations: { entries: 0, collapsed: false, loaded: 'none' }, watches: { open: 0 } }) }, { metre: 1 } as never)).toThrow(/unknown option "metre"/);
 });

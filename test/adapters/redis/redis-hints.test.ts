@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { redisHints, type RedisHintChannel } from '../../../adapters/redis/index.js';
-import type { PolicyHint } from '../../../src/index.js';
+import type { PolicyHint } from '../../../src/policy/hints.js';
 import { redisServerPath, startRedis, type RedisServer } from './redis-server.js';
 
 if (redisServerPath === undefined) {
@@ -116,8 +116,8 @@ describe.skipIf(redisServerPath === undefined).each(kinds)('redisHints over a re
     const received: PolicyHint[] = [];
     let probed = false;
     hints.subscribe((h) => {
-      if (h.changeId === 'probe') probed = true;
-      else received.push(h);
+      if ((h as PolicyHint).changeId === 'probe') probed = true;
+      else received.push(h as PolicyHint);
     });
     // The subscription is confirmed asynchronously: wait until a probe comes back.
     await within(5_000, async () => {
@@ -141,7 +141,7 @@ describe.skipIf(redisServerPath === undefined).each(kinds)('redisHints over a re
     const channel = `hints-${n++}`;
     const a = await replica(channel);
     const other: PolicyHint[] = [];
-    const unsubscribe = a.hints.subscribe((h) => { if (h.changeId !== 'probe') other.push(h); });
+    const unsubscribe = a.hints.subscribe((h) => { if ((h as PolicyHint).changeId !== 'probe') other.push(h as PolicyHint); });
     await a.hints.publish(hint('before'));
     await within(5_000, () => other.length === 1, 'delivery');
     unsubscribe();
@@ -159,7 +159,7 @@ describe.skipIf(redisServerPath === undefined).each(kinds)('redisHints over a re
     await (pair.subscriber as { subscribe(channel: string, listener: (message: string) => void): Promise<void> }).subscribe(channel, (message) => { own.push(message); });
     const hints = redisHints({ publisher: pair.publisher, subscriber: pair.subscriber, channel });
     const seen: PolicyHint[] = [];
-    const unsubscribe = hints.subscribe((h) => { seen.push(h); });
+    const unsubscribe = hints.subscribe((h) => { seen.push(h as PolicyHint); });
     await within(5_000, async () => {
       await hints.publish(hint('probe'));
       return seen.length > 0;

@@ -4,7 +4,9 @@
  * on a permission no role grants — a guard whose every request would be a correct-looking 403 — in
  * review instead of in production. Reading and checking the inputs is ./check-input.ts.
  */
-import type { InventoryEntry, InventoryRoute } from 'iam-authz';
+import type { InventoryEntry } from 'iam-authz';
+
+type InventoryRoute = NonNullable<InventoryEntry['route']>;
 import type { RolePolicy } from '../policy.js';
 import { isUrl, policyUrl, readInventory, readPolicies } from './check-input.js';
 import { escapeUnsafe, TOKEN_ENV, tokenFrom, visible } from './terminal.js';
