@@ -42,6 +42,8 @@ export interface RevocableClaims {
 const MAX_RETAIN_SEC = 30 * 86_400;
 /** Longest field accepted (`jti`, `sub`). */
 const MAX_FIELD = 1024;
+/** How often expired entries are dropped while revocations keep coming (s). */
+const PRUNE_EVERY_SEC = 60;
 
 export class Revocations {
   readonly #byJti = new Map<string, number>();
@@ -49,6 +51,8 @@ export class Revocations {
   /** Every token issued before this (s) is refused, until `#allUntil`: the list collapsed. */
   #allBefore = 0;
   #allUntil = 0;
+  /** When entries whose tokens have expired are next dropped (s): at most once a minute, on `add`. */
+  #pruneAt = 0;
   readonly #nowSec: () => number;
   readonly #retainSec: number;
   readonly #maxEntries: number;
@@ -111,7 +115,7 @@ export class Revocations {
     if (e === undefined) return false;
     const now = this.#nowSec();
     if (e.until < now) return false;
-    if (this.size >= this.#maxEntries) this.#prune(now);
+    if (this.size >= this.#maxEntries || now >= this.#pruneAt) this.#prune(now);
     if (this.size >= this.#maxEntries) this.#collapse(now);
     if (e.jti !== undefined) this.#byJti.set(e.jti, Math.max(e.until, this.#byJti.get(e.jti) ?? 0));
     else if (e.sub !== undefined) {
@@ -128,6 +132,7 @@ export class Revocations {
   }
 
   #prune(now: number): void {
+    this.#pruneAt = now + PRUNE_EVERY_SEC;
     for (const [jti, until] of this.#byJti) if (until < now) this.#byJti.delete(jti);
     for (const [sub, { until }] of this.#bySub) if (until < now) this.#bySub.delete(sub);
     if (this.#allUntil > 0 && this.#allUntil < now) this.#allUntil = this.#allBefore = 0;

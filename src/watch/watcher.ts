@@ -196,10 +196,9 @@ export function createWatcher(deps: WatcherDeps): Watcher {
       if (byApp.has(app)) schedule(app, undefined);
     },
     revoked(r) {
-      const matching = r.jti !== undefined ? byJti.get(r.jti) : bySub.get(r.sub ?? '');
-      for (const w of [...(matching ?? [])]) {
-        if (r.jti !== undefined || (w.identity.claims.iat ?? -Infinity) < (r.issuedBefore ?? 0)) abort(w, new TokenRevokedError());
-      }
+      // A full list collapsed into "every token issued before now": every watch it refuses ends.
+      const matching = deps.revocations.collapsed ? [...byApp.values()].flatMap((set) => [...set]) : [...((r.jti !== undefined ? byJti.get(r.jti) : bySub.get(r.sub ?? '')) ?? [])];
+      for (const w of matching) if (deps.revocations.refuses(w.identity.claims)) abort(w, new TokenRevokedError());
     },
     size: () => [...byApp.values()].reduce((n, set) => n + set.size, 0),
     close() {

@@ -66,6 +66,18 @@ describe('Revocations', () => {
     expect(list.refuses(claims({ jti: 'd', iat: NOW_SEC + 1 }))).toBe(true);
   });
 
+  test('while revocations keep coming, those whose tokens have expired leave within a minute', () => {
+    const clock = new Clock();
+    const list = new Revocations(clock.now, 60, 1_000);
+    for (let i = 0; i < 100; i++) list.add(list.entryOf({ jti: `old-${i}` }));
+    expect(list.size).toBe(100);
+    clock.advance(61_000);
+    list.add(list.entryOf({ jti: 'new' }));
+    expect(list.size).toBe(1);
+    expect(list.refuses(claims({ jti: 'new' }))).toBe(true);
+    expect(list.refuses(claims({ jti: 'old-1' }))).toBe(false);
+  });
+
   test('a received message: checked field by field, its until capped; whatever it is, it never removes a revocation nor throws', () => {
     fc.assert(fc.property(fc.anything(), fc.array(fc.anything(), { maxLength: 5 }), (message, more) => {
       const clock = new Clock();

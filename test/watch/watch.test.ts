@@ -103,6 +103,32 @@ describe('watch', () => {
     expect((await aborted(watch.signal, 5_000))?.reason).toMatchObject({ code: 'ERR_POLICY_UNAVAILABLE', status: 503 });
   });
 
+  test('a revocation aborts the watches of the tokens it matches, and no other; a revoked token cannot be watched', async () => {
+    const authz = iam.authorizer({ now: Date.now });
+    const token = (claims: Record<string, unknown>) => authz.authenticate(iam.bearer({ iat: sec() - 5, exp: sec() + 3600, ...claims }));
+    const [leaked, other, bobOld, bobNew] = await Promise.all([
+      token({ jti: 'leaked' }), token({ jti: 'other' }), token({ jti: 'bob-1', sub: 'actor-bob', iat: sec() - 60 }), token({ jti: 'bob-2', sub: 'actor-bob', iat: sec() + 2 }),
+    ]);
+    const watches = await Promise.all([leaked, other, bobOld, bobNew].map((identity) => authz.watch(identity, READ)));
+    await authz.revoke({ jti: 'leaked' });
+    expect(watches.map((w) => w.signal.aborted)).toEqual([true, false, false, false]);
+    expect(watches[0]!.signal.reason).toMatchObject({ code: 'ERR_TOKEN_REVOKED', status: 401 });
+    await authz.revoke({ sub: 'actor-bob', issuedBefore: sec() });
+    expect(watches.map((w) => w.signal.aborted)).toEqual([true, false, true, false]);
+    await expect(authz.watch(leaked, READ)).rejects.toMatchObject({ code: 'ERR_TOKEN_REVOKED' });
+    expect(authz.status().watches.open).toBe(2);
+    for (const w of watches) w.close();
+  });
+
+  test('a revocation list that collapses when full aborts every watch it now refuses', async () => {
+    const authz = iam.authorizer({ now: Date.now, revocation: { maxEntries: 2 } });
+    const identity = await authz.authenticate(iam.bearer({ jti: 'watched', iat: sec() - 5, exp: sec() + 3600 }));
+    const watch = await authz.watch(identity, READ);
+    for (const jti of ['a', 'b', 'c']) await authz.revoke({ jti });
+    expect(authz.status().revocations.collapsed).toBe(true);
+    expect(watch.signal.reason).toMatchObject({ code: 'ERR_TOKEN_REVOKED' });
+  });
+
   test('close() of the authorizer aborts open watches; later watches are refused', async () => {
     const authz = iam.authorizer({ now: Date.now });
     const identity = await authz.authenticate(iam.bearer({ iat: sec(), exp: sec() + 3600 }));
