@@ -52,16 +52,23 @@ function vehicleController(authorizer: Authorizer, store: VehicleStore): Type {
   return VehicleController;
 }
 
-export async function startNest(authorizer: Authorizer, port: number, host = '127.0.0.1'): Promise<RunningService> {
+/** The vehicle-service as a Nest application, initialised (its routes mounted) but not listening: startNest serves it, the tests audit it. */
+export async function createNestApp(authorizer: Authorizer, store = new VehicleStore()): Promise<INestApplication> {
   // eslint-disable-next-line @typescript-eslint/no-extraneous-class -- a Nest module is an empty class its decorator describes
   class VehicleModule {}
   Module({
-    // The module closes nothing it was given: this authorizer is closed below, with the app.
+    // The module closes nothing it was given: the caller closes this authorizer, after the app.
     imports: [IamAuthzModule.forRoot({ authorizer, realm: 'vehicle-service' })],
-    controllers: [vehicleController(authorizer, new VehicleStore())],
+    controllers: [vehicleController(authorizer, store)],
   })(VehicleModule);
   // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- Nest types its plain options object as a class
   const app: INestApplication = await NestFactory.create(VehicleModule, { logger: false });
+  await app.init();
+  return app;
+}
+
+export async function startNest(authorizer: Authorizer, port: number, host = '127.0.0.1'): Promise<RunningService> {
+  const app = await createNestApp(authorizer);
   await app.listen(port, host);
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   return {

@@ -19,7 +19,7 @@ describe('documentation snippets', () => {
   it('every ```ts block in README.md, docs/ and the packages\' READMEs typechecks against the built types', () => {
     const files = markdownFiles(repoRoot);
     // The pages the README's quick starts move everything else into: each is read, none skipped.
-    for (const page of ['frameworks', 'configuration', 'decisions', 'caching-and-outages', 'dev-iam', 'errors-and-troubleshooting', 'security', 'performance', 'protocol', 'production']) {
+    for (const page of ['frameworks', 'configuration', 'decisions', 'caching-and-outages', 'dev-iam', 'errors-and-troubleshooting', 'security', 'performance', 'protocol', 'production', 'routes']) {
       expect(files).toContain(`docs/${page}.md`);
     }
     expect(files).toContain('packages/iam-authz-dev/README.md');
