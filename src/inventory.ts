@@ -10,14 +10,15 @@ import { singleQuotedForLog } from './lib/log-text.js';
 import type { Log } from './lib/logger.js';
 
 /**
- * Where a guard sits, when the framework says so at guard creation: an HTTP route, or a Nest handler.
+ * Where a guard sits: an HTTP route (said by the framework at guard creation, or found by
+ * `auditRoutes`), or a Nest handler.
  * @inline
  */
 export type InventoryRoute =
   | {
     /** HTTP method, e.g. `GET`. */
     readonly method: string;
-    /** Route path as the framework declares it, e.g. `/vehicles/:vin`. */
+    /** Route path as the framework declares it (`/vehicles/:vin`), or in OpenAPI form when `auditRoutes` found it (`/vehicles/{vin}`). */
     readonly path: string;
   }
   | {
@@ -41,7 +42,10 @@ export interface InventoryEntry {
   readonly node?: true;
   /** The guard's mode, as its route, adapter and authorizer settle it. */
   readonly mode: 'enforce' | 'report';
-  /** Where the guard sits, where the framework knows it when the guard is made. */
+  /**
+   * Where the guard sits: where the framework knows it when the guard is made, or where
+   * `auditRoutes` found it (then one entry per route the guard is on).
+   */
   readonly route?: InventoryRoute;
 }
 
@@ -144,6 +148,8 @@ export function createInventory(warn: (message: string, code?: string) => void =
     const routeKey = route === undefined ? '' : 'method' in route ? `${route.method} ${route.path}` : `${route.controller}.${route.handler}`;
     const key = [service, any ? `any:${permissions.join('\u0001')}` : permissions[0], resourceType ?? '\u0001node', mode, routeKey].join('\u0000');
     if (byKey.has(key)) return;
+    // The route audit found an unplaced guard at a route: listed there instead.
+    if (routeKey !== '') byKey.delete(key.slice(0, key.length - routeKey.length));
     if (byKey.size >= MAX_INVENTORY_ENTRIES) {
       if (dropped++ === 0) full();
       return;

@@ -7,7 +7,7 @@
  */
 import type { Application, Router } from 'express';
 import type { RouteAudit } from '../../src/adapter/index.js';
-import { audit, auditOptions, type RouteEntry } from '../../src/adapter/internal.js';
+import { audit, auditOptions } from '../../src/adapter/internal.js';
 import { readRoutes, type RouterLike } from './audit-table.js';
 
 /**
@@ -19,8 +19,6 @@ interface ExpressAuditOptions {
   readonly throwOn?: readonly RouteAudit['findings'][number]['kind'][];
 }
 
-const NONE = new Set<never>();
-const RANK = { unguarded: 0, public: 2, authenticated: 4, permission: 6 };
 
 /**
  * Every route of `app` (an Express 4 or 5 application, or a router: paths relative to it), one per
@@ -33,7 +31,8 @@ const RANK = { unguarded: 0, public: 2, authenticated: 4, permission: 6 };
  */
 export function auditRoutes(app: Application | Router, options?: ExpressAuditOptions): RouteAudit {
   const throwOn = auditOptions('auditRoutes', options);
-  return audit('auditRoutes', weakest(readRoutes(routerOf(app))), throwOn);
+  // Several registrations of one route: the kit's audit counts the least guarded.
+  return audit('auditRoutes', readRoutes(routerOf(app)), throwOn);
 }
 
 type Candidate = ((...args: never[]) => unknown) & { handle?: unknown; set?: unknown; lazyrouter?: unknown; _router?: RouterLike; router?: RouterLike; stack?: unknown };
@@ -50,20 +49,3 @@ function routerOf(app: unknown): RouterLike {
   throw new TypeError('auditRoutes: pass an Express application (express()) or router (express.Router())');
 }
 
-/**
- * One entry per method and path: when several registrations answer it (a route registered twice,
- * `app.all` and `app.get`, two patterns of one OpenAPI path), the weakest, since a request may reach
- * it — the first registration of a path runs before any later one, so a guard only on a later one
- * does not protect it.
- */
-function weakest(entries: readonly RouteEntry[]): RouteEntry[] {
-  const kept = new Map<string, { entry: RouteEntry; rank: number }>();
-  for (const entry of entries) {
-    const key = `${entry.method} ${entry.path}`;
-    const { routes, findings } = audit('auditRoutes', [entry], NONE);
-    const rank = RANK[(routes[0] as RouteAudit['routes'][number]).access] + (findings.length === 0 ? 1 : 0);
-    const known = kept.get(key);
-    if (known === undefined || rank < known.rank) kept.set(key, { entry, rank });
-  }
-  return [...kept.values()].map(({ entry }) => entry);
-}

@@ -6,7 +6,7 @@
 import type { CanActivate } from '@nestjs/common';
 import type { ModulesContainer } from '@nestjs/core';
 import type { GuardMode } from '../../src/index.js';
-import { audit, requirementMark, type GuardMark, type RouteEntry } from '../../src/adapter/internal.js';
+import { requirementMark, type GuardMark } from '../../src/adapter/internal.js';
 import { IAM_AUTHZ_CORE, type IamAuthzCore } from './core.js';
 import { IamGuard } from './guard.js';
 import { requirementOf } from './metadata.js';
@@ -42,21 +42,4 @@ export function markOf(route: NestRoute, global: boolean, mode: GuardMode): Guar
   // @Public() marks a route public on purpose whether or not a guard runs.
   if (!guarded && requirement?.kind !== 'public') return undefined;
   return requirementMark(requirement, mode, guarded);
-}
-
-const RANK = { unguarded: 0, public: 1, authenticated: 2, permission: 3 } as const;
-
-/**
- * Of the handlers of one method and path — alternatives, of which a request runs one (versions
- * told apart by a header, or a duplicate) — those guarded least: an object route whose guard never
- * reads the object is weaker than one whose guard does. The audit must not credit all with the best.
- */
-export function leastGuarded(entries: readonly RouteEntry[]): readonly RouteEntry[] {
-  if (entries.length < 2) return entries;
-  const weakness = entries.map((entry) => {
-    const { routes: [route], findings } = audit('auditRoutes', [entry], new Set());
-    return RANK[route?.access ?? 'unguarded'] * 2 + (findings.length > 0 ? 0 : 1);
-  });
-  const least = Math.min(...weakness);
-  return entries.filter((_, i) => weakness[i] === least);
 }

@@ -14,7 +14,7 @@ import { checkGuardOptions, type GuardOptions } from './guard-options.js';
 import type { Guard, GuardFactory, Guards, InternalGuards, Refusal } from './guard-types.js';
 import { parseAuthenticateOptions, parsePermissionArgs, type AuthenticateOptions, type PermissionArgs } from './permission-args.js';
 import { permissionGuard } from './permission-guard.js';
-import { authenticateMark, guardMarkOf, markGuard, permissionMark, PUBLIC } from './audit/guard-mark.js';
+import { authenticateMark, guardMarkOf, markGuard, PUBLIC } from './audit/guard-mark.js';
 import { answerWrongFramework } from './wrong-framework.js';
 
 /**
@@ -89,7 +89,7 @@ export function createInternalGuards<Req>(authorizer: Authorizer, options: Guard
   }
 
   function permission(args: PermissionArgs<Req>): Guard<Req> {
-    return markGuard(permissionGuard({ authorizer, inventory, mode, route, rejected, failed }, args), permissionMark(args, args.mode ?? mode ?? authorizer.mode));
+    return permissionGuard({ authorizer, inventory, mode, route, rejected, failed }, args);
   }
 
   return {

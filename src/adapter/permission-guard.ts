@@ -10,6 +10,7 @@ import { settled, settledValue } from '../lib/settled.js';
 import type { Decision, GuardMode, IamState, Identity } from '../types.js';
 import type { Guard } from './guard-types.js';
 import type { PermissionArgs } from './permission-args.js';
+import { markGuard, permissionMark } from './audit/guard-mark.js';
 
 /** What a permission guard needs of the guards that make it. */
 export interface PermissionGuardContext {
@@ -32,8 +33,12 @@ export function permissionGuard<Req>(context: PermissionGuardContext, { service,
   const byNode = type === undefined;
   const asked = permissions.join(' or ');
   const single = permissions.length === 1;
-  // Registered now, once: the request path below never touches the inventory.
-  context.inventory?.register({ service, permissions, any, resourceType: type, mode: routeMode ?? adapterMode ?? authorizer.mode, route: context.route });
+  // Registered now, once: the request path below never touches the inventory. The route audit
+  // records where it finds the guard (its mark's `place`).
+  const mode = routeMode ?? adapterMode ?? authorizer.mode;
+  const requirement = { service, permissions, any, resourceType: type, mode, route: context.route };
+  context.inventory?.register(requirement);
+  const mark = permissionMark({ service, permissions, type, resolve }, mode, (route) => context.inventory?.register({ ...requirement, route }));
 
   // The last question and answer of this guard, reused while they repeat (one resource asked
   // again and again, a cached token granted again): no query nor state object per request. The
@@ -68,7 +73,7 @@ export function permissionGuard<Req>(context: PermissionGuardContext, { service,
   // promises (see `settledValue`), the resolver returns a value — and then the guard's answer is a
   // settled promise too, which an adapter reads without awaiting. Anything else continues in the
   // async functions below, each kept small: an async function's locals are copied to the heap.
-  return (authorization, req) => {
+  return markGuard<Guard<Req>>((authorization, req) => {
     let authenticating: Promise<Identity>;
     try {
       authenticating = authorizer.authenticate(authorization);
@@ -87,7 +92,7 @@ export function permissionGuard<Req>(context: PermissionGuardContext, { service,
       return Promise.reject(error);
     }
     return isThenable(returned) ? afterResolver(identity, returned) : decideResolved(identity, returned);
-  };
+  }, mark);
 
   async function afterAuthentication(authenticating: Promise<Identity>, req: Req): Promise<IamState> {
     let identity: Identity;

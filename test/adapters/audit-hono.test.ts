@@ -104,6 +104,13 @@ describe('which middleware guards which route, as Hono runs it', () => {
     expect(accessOf(auditRoutes(open))).toStrictEqual({ 'GET /': 'public', 'GET /x/{id}': 'public' });
   });
 
+  test('a route registered twice, open and then guarded: the open one answers first, so it is unguarded', () => {
+    const app = new Hono();
+    app.get('/twice', reply);
+    app.get('/twice', authz.authenticate(), reply);
+    expect(accessOf(auditRoutes(app))).toStrictEqual({ 'GET /twice': 'unguarded' });
+  });
+
   test('middleware registered after a route does not guard it: Hono runs it only if the route calls next()', () => {
     const app = new Hono();
     app.get('/early', reply);

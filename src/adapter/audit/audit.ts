@@ -6,7 +6,7 @@
  * object route whose permission guards never read the object (API1, broken object-level
  * authorization) — and refuses to go on when asked to.
  */
-import type { GuardMark, MarkedPermission } from './guard-mark.js';
+import { placeMark, type GuardMark, type MarkedPermission } from './guard-mark.js';
 
 /** One route as an adapter read it from its framework. */
 export interface RouteEntry {
@@ -90,16 +90,28 @@ export function auditOptions(name: string, options: unknown): ReadonlySet<Findin
   return new Set(throwOn);
 }
 
-/** The audit of `entries`; throws for the findings of the kinds in `throwOn` (see {@link AuditOptions}). */
+/** How much a route's guards check, least first: a route's access, then whether it has a finding. */
+const RANK = { unguarded: 0, public: 1, authenticated: 2, permission: 3 } as const;
+
+/**
+ * The audit of `entries`; throws for the findings of the kinds in `throwOn` (see {@link AuditOptions}).
+ * Several entries of one method and path are registrations a request may reach instead of one
+ * another (a route registered twice, versions, two patterns of one path): the least guarded counts
+ * (their marks merged when they check as much), so no route is credited with a guard it may skip.
+ * Each permission guard found at a route is recorded there in the authorizer's inventory.
+ */
 export function audit(name: string, entries: readonly RouteEntry[], throwOn: ReadonlySet<FindingKind>): RouteAudit {
-  const merged = new Map<string, { method: string; path: string; marks: (GuardMark | undefined)[] }>();
+  const kept = new Map<string, { method: string; path: string; marks: (GuardMark | undefined)[]; rank: number }>();
   for (const { method, path, marks } of entries) {
+    for (const mark of marks) placeMark(mark, method, path);
     const key = `${method} ${path}`;
-    const known = merged.get(key);
-    if (known) known.marks.push(...marks);
-    else merged.set(key, { method, path, marks: [...marks] });
+    const route = auditedRoute(method, path, marks);
+    const rank = RANK[route.access] * 2 + (findingOf(route, marks) ? 0 : 1);
+    const known = kept.get(key);
+    if (known === undefined || rank < known.rank) kept.set(key, { method, path, marks: [...marks], rank });
+    else if (rank === known.rank) known.marks.push(...marks);
   }
-  const ordered = [...merged.values()].sort((a, b) => compare(a.path, b.path) || compare(a.method, b.method));
+  const ordered = [...kept.values()].sort((a, b) => compare(a.path, b.path) || compare(a.method, b.method));
   const routes: AuditedRoute[] = [];
   const findings: Finding[] = [];
   for (const { method, path, marks } of ordered) {

@@ -51,16 +51,34 @@ export function guardMarkOf(handler: unknown): GuardMark | undefined {
   return (handler as { [MARK]?: GuardMark })[MARK];
 }
 
-/** The mark of a permission guard of `args`. */
-export function permissionMark<Req>(args: Pick<PermissionArgs<Req>, 'service' | 'permissions' | 'type' | 'resolve'>, mode: 'enforce' | 'report'): GuardMark {
+/** Where the audit found a guard: `place` of {@link permissionMark} records it (in the inventory). */
+const PLACE: unique symbol = Symbol('iam-authz.guard-place') as never;
+
+/** Tells `mark`'s guard that the audit found it at `method` `path` (nothing for a mark without `place`). */
+export function placeMark(mark: GuardMark | undefined, method: string, path: string): void {
+  if (mark === undefined) return;
+  (mark as { [PLACE]?: (route: { method: string; path: string }) => void })[PLACE]?.({ method, path });
+}
+
+/**
+ * The mark of a permission guard of `args`; `place`, when given, is called with each route the
+ * route audit finds the guard at (see {@link placeMark}).
+ */
+export function permissionMark<Req>(
+  args: Pick<PermissionArgs<Req>, 'service' | 'permissions' | 'type' | 'resolve'>,
+  mode: 'enforce' | 'report',
+  place?: (route: { method: string; path: string }) => void,
+): GuardMark {
   const { service, type } = args;
-  return Object.freeze({
+  const mark = {
     mode,
     access: 'permission',
     permissions: Object.freeze(args.permissions.map((permission) => Object.freeze(type === undefined ? { service, permission } : { service, permission, resourceType: type }))),
     // A resolver that takes no argument cannot read the request: it names a fixed resource.
     scoped: args.resolve.length > 0,
-  });
+  } as const;
+  if (place !== undefined) Object.defineProperty(mark, PLACE, { value: place, enumerable: false });
+  return Object.freeze(mark);
 }
 
 /** The mark of `authenticate()` (`optional`: anyone may call the route). */

@@ -58,7 +58,7 @@ describe('audit', () => {
     { method: 'GET', path: '/health', marks: [pub] },
     { method: 'GET', path: '/admin/export', marks: [undefined] },
     { method: 'PUT', path: '/vehicle/{vin}', marks: [report] },
-    // The same route twice (a second handler): one entry, its guards added up.
+    // The same route registered twice: a request may reach either, so the least guarded counts.
     { method: 'GET', path: '/me', marks: [pub] },
   ];
 
@@ -69,7 +69,7 @@ describe('audit', () => {
       { method: 'GET', path: '/admin/export', access: 'unguarded', permissions: [] },
       { method: 'GET', path: '/fleet/{id}', access: 'permission', permissions: [{ service: V, permission: 'READ' }] },
       { method: 'GET', path: '/health', access: 'public', permissions: [] },
-      { method: 'GET', path: '/me', access: 'authenticated', permissions: [] },
+      { method: 'GET', path: '/me', access: 'public', permissions: [] },
       { method: 'GET', path: '/vehicle/{vin}', access: 'permission', permissions: [{ service: V, permission: 'READ', resourceType: 'VIN' }] },
       // Report mode enforces the token only.
       { method: 'PUT', path: '/vehicle/{vin}', access: 'authenticated', permissions: [] },
@@ -79,6 +79,24 @@ describe('audit', () => {
       { kind: 'unscoped-parameter', method: 'GET', path: '/fleet/{id}' },
     ]);
     expect(result.findings[1]?.message).toMatch(/\{id\}.*no permission guard on it takes its resource from the request/);
+  });
+
+  test('each permission guard found at a route is listed there in the inventory, in place of the unplaced entry', () => {
+    const own = createAuthorizer({ baseUrl: 'https://iam.example.test', localJwks: { keys: [{ kty: 'RSA', kid: 'k', n: 'AQAB', e: 'AQAB' }] } });
+    const ownGuards = createGuards<{ params: { vin: string } }>(own);
+    const read = guardMarkOf(ownGuards.requirePermission(V, 'READ', 'VIN', (req) => req.params.vin));
+    const write = guardMarkOf(ownGuards.requirePermission(V, 'WRITE', 'VIN', (req) => req.params.vin, { mode: 'report' }));
+    expect(own.inventory().map((e) => e.route)).toEqual([undefined, undefined]);
+    audit('auditRoutes', [
+      { method: 'GET', path: '/vehicle/{vin}', marks: [read] },
+      { method: 'GET', path: '/fleet/vehicles/{vin}', marks: [undefined, read] },
+      { method: 'PUT', path: '/vehicle/{vin}', marks: [write] },
+    ], new Set());
+    expect(own.inventory().map(({ permission, mode, route }) => ({ permission, mode, route }))).toStrictEqual([
+      { permission: 'READ', mode: 'enforce', route: { method: 'GET', path: '/fleet/vehicles/{vin}' } },
+      { permission: 'READ', mode: 'enforce', route: { method: 'GET', path: '/vehicle/{vin}' } },
+      { permission: 'WRITE', mode: 'report', route: { method: 'PUT', path: '/vehicle/{vin}' } },
+    ]);
   });
 
   test('throwOn names each offending route as METHOD /path, and no other', () => {

@@ -134,7 +134,7 @@ function grantedBy(policy: RolePolicy): Map<string, Set<string>> {
 function routesOf(entries: readonly InventoryEntry[]): string[] {
   const seen = new Set<string>();
   for (const { route, mode } of entries) {
-    const where = route === undefined ? '(route not recorded: the framework did not say it when the guard was made)' : routeText(route);
+    const where = route === undefined ? '(route not recorded: call auditRoutes(app) before writing the inventory)' : routeText(route);
     seen.add(mode === 'report' ? `${where} (report mode: logged, not yet denied)` : where);
   }
   return [...seen];

@@ -134,7 +134,7 @@ describe('policy files', () => {
       '    GET /fleet\\u001b[2J\\u202e',
       `no role of application app-2 (changeId c2, ${file['both.json']}) grants:`,
       '  vehicle-service WRITE',
-      '    (route not recorded: the framework did not say it when the guard was made) (report mode: logged, not yet denied)',
+      '    (route not recorded: call auditRoutes(app) before writing the inventory) (report mode: logged, not yet denied)',
       '3 permissions granted by no role, in 2 of 2 applications',
       '',
     ].join('\n'));
