@@ -10,8 +10,7 @@ import { singleQuotedForLog } from './lib/log-text.js';
 import type { Log } from './lib/logger.js';
 
 /**
- * Where a guard sits: an HTTP route (said by the framework at guard creation, or found by
- * `auditRoutes`), or a Nest handler.
+ * Where a guard sits: an HTTP route (said at guard creation, or found by `auditRoutes`), or a Nest handler.
  * @inline
  */
 export type InventoryRoute =
@@ -42,10 +41,7 @@ export interface InventoryEntry {
   readonly node?: true;
   /** The guard's mode, as its route, adapter and authorizer settle it. */
   readonly mode: 'enforce' | 'report';
-  /**
-   * Where the guard sits: where the framework knows it when the guard is made, or where
-   * `auditRoutes` found it (then one entry per route the guard is on).
-   */
+  /** Where the guard sits: as the framework said when the guard was made, or as `auditRoutes` found it (an entry per route). */
   readonly route?: InventoryRoute;
 }
 
