@@ -15,7 +15,7 @@ import { resolveOptions, type AuthorizerOptions } from './options.js';
 import { Revocations } from './revocation/revocations.js';
 import { RevocationSync } from './revocation/sync.js';
 import type { Decision, Identity } from './types.js';
-import { createWatcher } from './watch/watcher.js';
+import { createWatcher, WATCH_GRANTED, type Watcher } from './watch/watcher.js';
 
 export type { AccessibleQuery, AuthorizeQuery, PermissionsQuery };
 export type { Authorizer, AuthorizerStatus, CacheStatus, ReadyOptions, ReadyReport } from './authorizer-types.js';
@@ -54,7 +54,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
   }
 
   // The inventory rides on an enumerable symbol: a spread copy of the authorizer keeps its guards' registry.
-  const authorizer: Authorizer & { readonly [INVENTORY]: Inventory } = {
+  const authorizer: Authorizer & { readonly [INVENTORY]: Inventory; readonly [WATCH_GRANTED]: Watcher['watchGranted'] } = {
     mode: decider.mode,
     authenticate,
     authorize,
@@ -63,6 +63,7 @@ export function createAuthorizer(options: AuthorizerOptions): Authorizer {
     permissionsFor: log ? logged(log, decider.permissionsFor) : decider.permissionsFor,
     check,
     watch: log ? logged(log, watcher.watch) : watcher.watch,
+    [WATCH_GRANTED]: watcher.watchGranted,
     async revoke(revocation) {
       if (closing) throw new AuthorizerClosedError();
       await sync.revoke(revocations.entryOf(revocation));

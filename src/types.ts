@@ -197,6 +197,26 @@ export interface IamState {
   readonly decisions?: readonly Decision[];
   /** `true` when the route runs in `report` mode and the permission was denied: the request went on anyway. */
   readonly shadow?: boolean;
+  /**
+   * Aborts when this request's grant stops being true, for a response that outlives the guard's
+   * decision (server-sent events, a stream, a long download): `signal.reason` is an
+   * `IamAuthzError` whose `code` says why — `ERR_TOKEN_EXPIRED` (within a second of `exp` plus
+   * `clockToleranceSec`), `ERR_PERMISSION_DENIED` (a new policy no longer grants the route's
+   * permission), `ERR_TOKEN_REVOKED` (`authorizer.revoke`), or `ERR_TOKEN_REJECTED`,
+   * `ERR_POLICY_UNAVAILABLE`, `ERR_AUTHORIZER_CLOSED` (as `authorizer.watch`). Already aborted when
+   * read after the grant ended. After `authenticate()` alone, or in `report` mode, it watches the
+   * token only (expiry, revocation): report mode never enforces a permission. For
+   * `requireAnyPermission`, it watches the permission that granted, on each resource.
+   *
+   * Made on first read: a route that never reads it costs no watch, timer or listener. The adapter
+   * closes the watch when the response ends: Express, Koa and Fastify on the Node response's
+   * `'close'`; Hono when the response body has been sent or cancelled (read the signal before the
+   * handler returns its `Response`), or when `c.req.raw.signal` aborts; the fetch guards when the
+   * `Request`'s `signal` aborts — where the runtime does not abort it after a complete response,
+   * the watch lasts until the token's `exp` at the latest. Set by this library's adapters; absent
+   * from the state of a `createGuards` guard in an adapter of your own.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**

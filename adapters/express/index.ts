@@ -5,14 +5,14 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
 import { wrapGuards, type ErrorResponse, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
-import { createInternalGuards, settledValue } from '../../src/adapter/internal.js';
+import { closeWithNodeResponse, createInternalGuards, settledValue, withSignal } from '../../src/adapter/internal.js';
 export { auditRoutes } from './audit.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own types live in this global namespace
   namespace Express {
     interface Request {
-      /** Set by `iam-authz/express` guards once the token is verified (and the permission granted). */
+      /** Set by `iam-authz/express` guards once the token is verified (and the permission granted); `signal` ends with the response. */
       iam?: IamState;
     }
   }
@@ -54,13 +54,13 @@ export function expressAuthz(authorizer: Authorizer, options: ExpressAuthzOption
       // A settled answer (cached token, remembered grant): on at once, no promise chain.
       const settledState = settledValue(guarding);
       if (settledState !== undefined) {
-        req.iam = settledState;
+        req.iam = withSignal(authorizer, settledState, res, closeWithNodeResponse);
         next();
         return;
       }
       guarding.then(
         (state) => {
-          if (state) req.iam = state;
+          if (state) req.iam = withSignal(authorizer, state, res, closeWithNodeResponse);
           next();
         },
         async (error: unknown) => {

@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
 import { wrapGuards, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
-import { createInternalGuards, settledValue } from '../../src/adapter/internal.js';
+import { closeWithNodeResponse, createInternalGuards, settledValue, withSignal } from '../../src/adapter/internal.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -52,7 +52,7 @@ export function hooksOver(authorizer: Authorizer, options: FastifyAuthzOptions, 
       } catch (error) {
         return refuse(error, request, reply);
       }
-      if (state) request.iam = state;
+      if (state) request.iam = withSignal(authorizer, state, reply.raw, closeWithNodeResponse);
     };
   }
 

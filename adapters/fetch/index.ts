@@ -6,7 +6,7 @@
  */
 import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
 import { toResponse, wrapGuards, type AuthenticateOptions, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
-import { createInternalGuards } from '../../src/adapter/internal.js';
+import { closeWithRequest, createInternalGuards, withSignal } from '../../src/adapter/internal.js';
 
 /** Options of {@link createFetchGuards}: the options every adapter shares, and `onError`. */
 export interface FetchAuthzOptions extends GuardOptions {
@@ -49,7 +49,7 @@ export function createFetchGuards<R extends Request = Request>(authorizer: Autho
         return guards.answerWrongFramework('fetch', Array.from(arguments)) as Response | undefined;
       }
       try {
-        return await guard(request.headers.get('authorization') ?? undefined, request);
+        return withSignal(authorizer, await guard(request.headers.get('authorization') ?? undefined, request), request, closeWithRequest);
       } catch (error) {
         const refusal = await guards.refusal(error, onError && (() => onError(error as IamAuthzError, request)), (returned) => returned instanceof Response);
         if (refusal.action === 'pass') throw refusal.error;

@@ -7,7 +7,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
 import { toResponse, wrapGuards, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
-import { createInternalGuards } from '../../src/adapter/internal.js';
+import { closerOf, closeWithBody, closeWithRequest, createInternalGuards, withSignal } from '../../src/adapter/internal.js';
 
 export { auditRoutes } from './audit.js';
 
@@ -51,8 +51,12 @@ export function honoAuthz(authorizer: Authorizer, options: HonoAuthzOptions = {}
         if (refusal.action === 'pass') throw refusal.error;
         return refusal.action === 'answer' ? toResponse(refusal.answer, c.req.method) : refusal.returned as Response;
       }
-      if (state) c.set('iam', state);
+      const attached = state && withSignal(authorizer, state, c.req.raw, closeWithRequest);
+      if (attached) c.set('iam', attached);
       await next();
+      // A streamed Response outlives next(): a watch read by now closes when its body ends (or is cancelled).
+      const close = closerOf(attached);
+      if (close) c.res = closeWithBody(c.res, close);
       return undefined;
     };
   }

@@ -6,7 +6,7 @@
 import type { Context, Middleware, Next } from 'koa';
 import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
 import { wrapGuards, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
-import { createInternalGuards } from '../../src/adapter/internal.js';
+import { closeWithNodeResponse, createInternalGuards, withSignal } from '../../src/adapter/internal.js';
 
 export { auditRoutes } from './audit.js';
 
@@ -63,7 +63,7 @@ export function koaAuthz(authorizer: Authorizer, options: KoaAuthzOptions = {}):
         }
         return;
       }
-      if (state) ctx.state.iam = state;
+      if (state) ctx.state.iam = withSignal(authorizer, state, ctx.res, closeWithNodeResponse);
       await next();
     };
   }

@@ -12,6 +12,8 @@ export { createRequirementGuards, type Requirement, type RequirementGuards } fro
 export type { AdapterFramework } from './wrong-framework.js';
 export { refuseNulls } from '../lib/option-checks.js';
 export { settledValue } from '../lib/settled.js';
+// `signal` on the state attached to a request, and how each adapter closes its watch (request-state.ts).
+export { closerOf, closeWithBody, closeWithNodeResponse, closeWithRequest, withSignal } from './request-state.js';
 // The route audit: each adapter reads its routes into RouteEntry's, `audit` says what guards them.
 export { audit, auditOptions, type AuditOptions, type FindingKind, type RouteEntry } from './audit/audit.js';
 export { guardMarkOf, requirementMark, type GuardMark } from './audit/guard-mark.js';

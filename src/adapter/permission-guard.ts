@@ -11,6 +11,7 @@ import type { Decision, GuardMode, IamState, Identity } from '../types.js';
 import type { Guard } from './guard-types.js';
 import type { PermissionArgs } from './permission-args.js';
 import { markGuard, permissionMark } from './audit/guard-mark.js';
+import { grantedQueries } from './request-state.js';
 
 /** What a permission guard needs of the guards that make it. */
 export interface PermissionGuardContext {
@@ -57,15 +58,22 @@ export function permissionGuard<Req>(context: PermissionGuardContext, { service,
   /** {@link lastState} as a settled promise. */
   let lastAnswer: Promise<IamState> | undefined;
 
-  function grantedState(identity: Identity, decision: Decision): Promise<IamState> {
+  /** The query of {@link lastState}: what its `signal` watches. */
+  let lastStateQuery: AuthorizeQuery | undefined;
+
+  // A granted state records its query, which its `signal` watches (request-state.ts); in `report`
+  // mode none: a signal that aborted on a permission would enforce what report mode only logs.
+  function grantedState(identity: Identity, decision: Decision, query: AuthorizeQuery): Promise<IamState> {
     const last = lastState;
-    if (last?.decision === decision && last.claims === identity.claims && last.token === identity.token) return lastAnswer as Promise<IamState>;
+    if (last?.decision === decision && last.claims === identity.claims && last.token === identity.token && lastStateQuery === query) return lastAnswer as Promise<IamState>;
+    const watched = query.mode === 'report' ? [] : [query];
     // A caller seen once (distinct tokens) gets a state of its own, nothing frozen nor kept.
     if (lastGranted !== identity) {
       lastGranted = identity;
-      return settled({ token: identity.token, claims: identity.claims, decision });
+      return settled(grantedQueries({ token: identity.token, claims: identity.claims, decision }, watched));
     }
-    lastState = Object.freeze({ token: identity.token, claims: identity.claims, decision });
+    lastState = grantedQueries(Object.freeze({ token: identity.token, claims: identity.claims, decision }), watched);
+    lastStateQuery = query;
     return (lastAnswer = settled(lastState));
   }
 
@@ -115,27 +123,29 @@ export function permissionGuard<Req>(context: PermissionGuardContext, { service,
     if (!single || Array.isArray(resolved)) return decideEach(identity, resolved, mode);
     // The usual route: one resource, one permission.
     let deciding: Promise<Decision>;
+    const query = queryOf(resolved, mode);
     try {
-      deciding = authorizer.authorize(identity, queryOf(resolved, mode));
+      deciding = authorizer.authorize(identity, query);
     } catch (error) {
       return failed(error);
     }
     const decision = settledValue(deciding);
-    return decision === undefined ? afterDecision(identity, deciding, mode) : answer(identity, decision, mode);
+    return decision === undefined ? afterDecision(identity, deciding, query) : answer(identity, decision, query);
   }
 
-  async function afterDecision(identity: Identity, deciding: Promise<Decision>, mode: GuardMode): Promise<IamState> {
+  async function afterDecision(identity: Identity, deciding: Promise<Decision>, query: AuthorizeQuery): Promise<IamState> {
     let decision: Decision;
     try {
       decision = await deciding;
     } catch (error) {
       return rejected(error);
     }
-    return answer(identity, decision, mode);
+    return answer(identity, decision, query);
   }
 
-  function answer(identity: Identity, decision: Decision, mode: GuardMode): Promise<IamState> {
-    if (decision.granted) return grantedState(identity, decision);
+  function answer(identity: Identity, decision: Decision, query: AuthorizeQuery): Promise<IamState> {
+    const { mode } = query;
+    if (decision.granted) return grantedState(identity, decision, query);
     if (mode !== 'report') return failed(new PermissionDeniedError(decision, service, asked));
     return Promise.resolve({ token: identity.token, claims: identity.claims, decision, shadow: true });
   }
@@ -153,10 +163,14 @@ export function permissionGuard<Req>(context: PermissionGuardContext, { service,
       return rejected(error);
     }
     // Per resource, the first granting decision (or the last denial): "any of these permissions".
+    // The signal watches, per resource, the permission that granted there.
     const decisions: Decision[] = [];
+    const watched: AuthorizeQuery[] = [];
     for (let v = 0; v < values.length; v++) {
       const forValue = all.slice(v * permissions.length, (v + 1) * permissions.length);
-      decisions.push(forValue.find((d) => d.granted) ?? (forValue.at(-1) as Decision));
+      const granting = forValue.findIndex((d) => d.granted);
+      decisions.push(forValue[granting] ?? (forValue.at(-1) as Decision));
+      if (granting >= 0) watched.push(queries[v * permissions.length + granting] as AuthorizeQuery);
     }
     const denial = decisions.find((d) => !d.granted);
     if (denial && mode !== 'report') return rejected(new PermissionDeniedError(denial, service, asked));
@@ -164,7 +178,7 @@ export function permissionGuard<Req>(context: PermissionGuardContext, { service,
     const decision = denial ?? last;
     const state: IamState = { token: identity.token, claims: identity.claims, decision };
     const withAll = decisions.length > 1 ? { ...state, decisions } : state;
-    return denial ? { ...withAll, shadow: true } : withAll;
+    return denial ? { ...withAll, shadow: true } : grantedQueries(withAll, mode === 'report' ? [] : watched);
   }
 }
 

@@ -35,6 +35,17 @@ export interface Watch {
   close(): void;
 }
 
+/**
+ * Where an authorizer keeps its watcher's `watchGranted`: the library's adapters reach it through
+ * `watchGrantedOf` (src/adapter/internal.ts) to watch a request they have just granted; not public.
+ */
+export const WATCH_GRANTED: unique symbol = Symbol.for('iam-authz.watch-granted') as never;
+
+/** The `watchGranted` of `authorizer`, or `undefined` when it has none (not made by `createAuthorizer`). */
+export function watchGrantedOf(authorizer: object): Watcher['watchGranted'] | undefined {
+  return (authorizer as { [WATCH_GRANTED]?: Watcher['watchGranted'] })[WATCH_GRANTED];
+}
+
 /** What a watcher needs of the authorizer. */
 export interface WatcherDeps {
   readonly now: () => number;
@@ -47,6 +58,13 @@ export interface WatcherDeps {
 
 export interface Watcher {
   readonly watch: (identity: Caller, query: AuthorizeQuery | readonly AuthorizeQuery[]) => Promise<Watch>;
+  /**
+   * A watch of queries a guard has just granted `identity`, made at once: no decision again, but
+   * refused (thrown) as `watch` would refuse it when the token is no longer live, the policy in
+   * force now denies a query, or the authorizer is closed. No queries: a watch of the token alone
+   * (expiry and revocation).
+   */
+  readonly watchGranted: (identity: Caller, queries: readonly AuthorizeQuery[]) => Watch;
   /** A new policy was taken in for `applicationId` of `issuer`: watches it no longer grants abort. */
   readonly policyChanged: (issuer: string, applicationId: string, policy: CompiledPolicy) => void;
   /** A hint made the application's policy due: look at it soon. */
@@ -71,7 +89,8 @@ class Watched {
   open = true;
   expiryKey = 0;
   readonly expiry: Due = { kind: 'expiry', watch: this };
-  constructor(readonly identity: Caller, readonly held: readonly Held[], readonly app: string) {}
+  /** `app`: the watched application, `undefined` for a watch of the token alone (no queries). */
+  constructor(readonly identity: Caller, readonly held: readonly Held[], readonly app: string | undefined) {}
 
   /** The first query `policy` denies, with its decision; `undefined` when it grants them all. */
   deniedUnder(policy: CompiledPolicy): { decision: Decision; query: AuthorizeQuery } | undefined {
@@ -88,6 +107,8 @@ type Due = { readonly kind: 'expiry'; readonly watch: Watched } | { readonly kin
 export function createWatcher(deps: WatcherDeps): Watcher {
   const { now, source } = deps;
   const byApp = new Map<string, Set<Watched>>();
+  /** Watches of a token alone: no policy to look at. */
+  const bare = new Set<Watched>();
   const byJti = new Map<string, Set<Watched>>();
   const bySub = new Map<string, Set<Watched>>();
   /** Per watched application, its next look at the policy. */
@@ -111,10 +132,16 @@ export function createWatcher(deps: WatcherDeps): Watcher {
     if (denial >= 0) throw deniedError(decisions[denial] as Decision, queries[denial] as AuthorizeQuery);
     // Closed while deciding: nothing is made.
     if (isClosed()) throw new AuthorizerClosedError();
-    refuseIfNotLive(identity);
-    const watched = new Watched(identity, queries.map((q) => held(identity, q)), `${identity.claims.iss}\u0000${identity.claims.app}`);
     // The policy may have changed while deciding: the one in force now must grant too.
-    const current = source.current(identity);
+    return watchGranted(identity, queries);
+  }
+
+  function watchGranted(identity: Caller, queries: readonly AuthorizeQuery[]): Watch {
+    if (closed) throw new AuthorizerClosedError();
+    refuseIfNotLive(identity);
+    const app = queries.length > 0 ? `${identity.claims.iss}\u0000${identity.claims.app}` : undefined;
+    const watched = new Watched(identity, queries.map((q) => held(identity, q)), app);
+    const current = app === undefined ? undefined : source.current(identity);
     const denied = current && watched.deniedUnder(current);
     if (denied) throw deniedError(denied.decision, denied.query);
     register(watched);
@@ -132,21 +159,23 @@ export function createWatcher(deps: WatcherDeps): Watcher {
   }
 
   function register(w: Watched): void {
-    add(byApp, w.app, w);
+    if (w.app === undefined) bare.add(w);
+    else add(byApp, w.app, w);
     if (w.identity.claims.jti !== undefined) add(byJti, w.identity.claims.jti, w);
     add(bySub, w.identity.claims.sub, w);
     w.expiryKey = timeline.add(expiryOf(w.identity), w.expiry);
-    if (!checks.has(w.app)) schedule(w.app, source.nextCheckAt(w.identity));
+    if (w.app !== undefined && !checks.has(w.app)) schedule(w.app, source.nextCheckAt(w.identity));
   }
 
   function unregister(w: Watched): void {
     if (!w.open) return;
     w.open = false;
-    remove(byApp, w.app, w);
+    if (w.app === undefined) bare.delete(w);
+    else remove(byApp, w.app, w);
     if (w.identity.claims.jti !== undefined) remove(byJti, w.identity.claims.jti, w);
     remove(bySub, w.identity.claims.sub, w);
     timeline.delete(w.expiryKey, w.expiry);
-    if (!byApp.has(w.app)) {
+    if (w.app !== undefined && !byApp.has(w.app)) {
       const c = checks.get(w.app);
       if (c) timeline.delete(c.key, c.item);
       checks.delete(w.app);
@@ -185,6 +214,7 @@ export function createWatcher(deps: WatcherDeps): Watcher {
 
   return {
     watch,
+    watchGranted,
     policyChanged(issuer, applicationId, policy) {
       for (const w of [...(byApp.get(`${issuer}\u0000${applicationId}`) ?? [])]) {
         const denied = w.deniedUnder(policy);
@@ -197,13 +227,13 @@ export function createWatcher(deps: WatcherDeps): Watcher {
     },
     revoked(r) {
       // A full list collapsed into "every token issued before now": every watch it refuses ends.
-      const matching = deps.revocations.collapsed ? [...byApp.values()].flatMap((set) => [...set]) : [...((r.jti !== undefined ? byJti.get(r.jti) : bySub.get(r.sub ?? '')) ?? [])];
+      const matching = deps.revocations.collapsed ? [...byApp.values(), bare].flatMap((set) => [...set]) : [...((r.jti !== undefined ? byJti.get(r.jti) : bySub.get(r.sub ?? '')) ?? [])];
       for (const w of matching) if (deps.revocations.refuses(w.identity.claims)) abort(w, new TokenRevokedError());
     },
-    size: () => [...byApp.values()].reduce((n, set) => n + set.size, 0),
+    size: () => [...byApp.values()].reduce((n, set) => n + set.size, bare.size),
     close() {
       closed = true;
-      for (const set of [...byApp.values()]) for (const w of [...set]) abort(w, new AuthorizerClosedError());
+      for (const set of [...byApp.values(), bare]) for (const w of [...set]) abort(w, new AuthorizerClosedError());
       timeline.clear();
     },
   };
