@@ -116,7 +116,9 @@ export class Revocations {
     const now = this.#nowSec();
     if (e.until < now) return false;
     if (this.size >= this.#maxEntries || now >= this.#pruneAt) this.#prune(now);
-    if (this.size >= this.#maxEntries) this.#collapse(now);
+    // A revocation already held is widened in place: it needs no room.
+    const known = e.jti !== undefined ? this.#byJti.has(e.jti) : this.#bySub.has(e.sub ?? '');
+    if (!known && this.size >= this.#maxEntries) this.#collapse(now);
     if (e.jti !== undefined) this.#byJti.set(e.jti, Math.max(e.until, this.#byJti.get(e.jti) ?? 0));
     else if (e.sub !== undefined) {
       const held = this.#bySub.get(e.sub);

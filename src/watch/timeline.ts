@@ -7,8 +7,12 @@
 export class Timeline<T> {
   /** Second → what is due then. */
   readonly #buckets = new Map<number, Set<T>>();
-  /** The seconds of the buckets, a min-heap; a bucket emptied by `delete` stays here until popped. */
+  /**
+   * The seconds of the buckets, a min-heap, each second once ({@link #inHeap}); a bucket emptied by
+   * `delete` stays here until popped, so the heap holds at most one entry per distinct second.
+   */
   readonly #heap: number[] = [];
+  readonly #inHeap = new Set<number>();
   readonly #now: () => number;
   readonly #onDue: (item: T) => void;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -17,6 +21,11 @@ export class Timeline<T> {
   constructor(now: () => number, onDue: (item: T) => void) {
     this.#now = now;
     this.#onDue = onDue;
+  }
+
+  /** Seconds in the heap (for tests: bounded by the distinct seconds pending, not by adds and deletes). */
+  get heapSize(): number {
+    return this.#heap.length;
   }
 
   /** Items waiting. */
@@ -33,7 +42,10 @@ export class Timeline<T> {
     if (!bucket) {
       bucket = new Set();
       this.#buckets.set(key, bucket);
-      push(this.#heap, key);
+      if (!this.#inHeap.has(key)) {
+        this.#inHeap.add(key);
+        push(this.#heap, key);
+      }
     }
     bucket.add(item);
     if (key * 1000 < this.#timerAt) this.#arm();
@@ -51,11 +63,12 @@ export class Timeline<T> {
   clear(): void {
     this.#buckets.clear();
     this.#heap.length = 0;
+    this.#inHeap.clear();
     this.#disarm();
   }
 
   #arm(): void {
-    while (this.#heap.length > 0 && !this.#buckets.has(this.#heap[0] as number)) pop(this.#heap);
+    while (this.#heap.length > 0 && !this.#buckets.has(this.#heap[0] as number)) this.#inHeap.delete(pop(this.#heap) as number);
     const next = this.#heap[0];
     this.#disarm();
     if (next === undefined) return;
@@ -77,6 +90,7 @@ export class Timeline<T> {
     const now = this.#now();
     while (this.#heap.length > 0 && (this.#heap[0] as number) * 1000 <= now) {
       const key = pop(this.#heap) as number;
+      this.#inHeap.delete(key);
       const bucket = this.#buckets.get(key);
       this.#buckets.delete(key);
       for (const item of bucket ?? []) {

@@ -66,6 +66,16 @@ describe('Revocations', () => {
     expect(list.refuses(claims({ jti: 'd', iat: NOW_SEC + 1 }))).toBe(true);
   });
 
+  test('a full list takes a revocation it already holds again (replayed) without collapsing', () => {
+    const list = new Revocations(new Clock().now, 3600, 2);
+    list.add(list.entryOf({ jti: 'a' }));
+    list.add(list.entryOf({ sub: 'bob' }));
+    expect(list.add(list.entryOf({ jti: 'a' }))).toBe(true);
+    expect(list.add(list.entryOf({ sub: 'bob' }))).toBe(true);
+    expect(list.collapsed).toBe(false);
+    expect(list.refuses(claims({ jti: 'other', sub: 'alice' }))).toBe(false);
+  });
+
   test('while revocations keep coming, those whose tokens have expired leave within a minute', () => {
     const clock = new Clock();
     const list = new Revocations(clock.now, 60, 1_000);
