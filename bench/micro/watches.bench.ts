@@ -212,7 +212,7 @@ async function main(): Promise<void> {
 
   async function idleCpu(ms: number): Promise<number> {
     // Settle: what the last step left to the collector and the compiler is not idle work.
-    gc();
+    heapAfterGc();
     await sleep(500);
     const before = process.cpuUsage();
     await sleep(ms);
