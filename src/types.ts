@@ -212,8 +212,9 @@ export interface IamState {
    * closes the watch when the response ends: Express, Koa and Fastify on the Node response's
    * `'close'`; Hono when the response body has been sent or cancelled (read the signal before the
    * handler returns its `Response`), or when `c.req.raw.signal` aborts; the fetch guards when the
-   * `Request`'s `signal` aborts — where the runtime does not abort it after a complete response,
-   * the watch lasts until the token's `exp` at the latest. Set by this library's adapters; absent
+   * body of the `Response` handed to their `respond(state, response)` has been sent, or when the
+   * `Request`'s `signal` aborts (without `respond`, where the runtime does not abort it after a
+   * complete response, the watch lasts until the token's `exp` at the latest). Set by this library's adapters; absent
    * from the state of a `createGuards` guard in an adapter of your own.
    */
   readonly signal?: AbortSignal;

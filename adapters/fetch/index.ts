@@ -6,7 +6,7 @@
  */
 import type { Authorizer, IamAuthzError, IamState } from '../../src/index.js';
 import { toResponse, wrapGuards, type AuthenticateOptions, type Guard, type GuardFactory, type GuardOptions } from '../../src/adapter/index.js';
-import { closeWithRequest, createInternalGuards, withSignal } from '../../src/adapter/internal.js';
+import { closerOf, closeWithBody, closeWithRequest, createInternalGuards, withSignal } from '../../src/adapter/internal.js';
 
 /** Options of {@link createFetchGuards}: the options every adapter shares, and `onError`. */
 export interface FetchAuthzOptions extends GuardOptions {
@@ -28,6 +28,12 @@ export interface FetchAuthz<R extends Request = Request> extends Omit<GuardFacto
   authenticate(options: AuthenticateOptions): OptionalFetchGuard<R>;
   /** The refusal `Response` for an `IamAuthzError` (for errors you catch yourself, e.g. from `authorizer.authorize`). */
   errorResponse(error: IamAuthzError, request?: Request): Response;
+  /**
+   * `response`, to return from the handler, with the watch behind `state.signal` (if it was read)
+   * closed when its body has been sent or given up; `response` itself when the signal was never
+   * read. Without it the watch closes when the request's `signal` aborts, or at the token's `exp`.
+   */
+  respond(state: IamState | undefined, response: Response): Response;
 }
 
 /**
@@ -59,5 +65,10 @@ export function createFetchGuards<R extends Request = Request>(authorizer: Autho
   }
 
   // Only an optional authenticate() resolves with undefined; the other guards always have a state.
-  return { ...(wrapGuards(guards, fetchGuard) as unknown as Omit<FetchAuthz<R>, 'errorResponse'>), errorResponse };
+  function respond(state: IamState | undefined, response: Response): Response {
+    const close = closerOf(state);
+    return close ? closeWithBody(response, close) : response;
+  }
+
+  return { ...(wrapGuards(guards, fetchGuard) as unknown as Omit<FetchAuthz<R>, 'errorResponse' | 'respond'>), errorResponse, respond };
 }

@@ -124,7 +124,7 @@ export async function startApp(framework: Framework, authz: Authorizer): Promise
     app.get('/quick/:vin', read, (c) => c.text(`${signalOf(c.get('iam')).aborted ? 'aborted ' : ''}${open()}`));
     return listenWeb(app.fetch);
   }
-  const { authenticate, requirePermission } = createFetchGuards(authz);
+  const { authenticate, requirePermission, respond } = createFetchGuards(authz);
   const vin = (request: Request): string => new URL(request.url).pathname.split('/')[2] as string;
   const routes: Record<string, [(request: Request) => Promise<IamState | Response>, (state: IamState) => Response]> = {
     stream: [requirePermission(VEHICLE, 'READ', 'VIN', vin), (state) => webStream(signalOf(state))],
@@ -136,7 +136,8 @@ export async function startApp(framework: Framework, authz: Authorizer): Promise
     const [guard, handle] = routes[new URL(request.url).pathname.split('/')[1] as string] ?? [];
     if (!guard || !handle) return new Response(null, { status: 404 });
     const state = await guard(request);
-    return state instanceof Response ? state : handle(state);
+    // respond(): the watch behind a read signal closes when the body has been sent.
+    return state instanceof Response ? state : respond(state, handle(state));
   });
 }
 
