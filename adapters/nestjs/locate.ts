@@ -41,6 +41,27 @@ function header(headers: HeaderBag | undefined): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+type WsClient = { handshake?: { headers?: HeaderBag; auth?: unknown }; iamAuthorization?: unknown };
+
+/**
+ * A socket's `Authorization` value. socket.io: the handshake's `Authorization` header (`Bearer …`),
+ * or `auth: { token }` (the bare token; browsers cannot set headers), which becomes `Bearer token`;
+ * both, naming different tokens, are ambiguous and refused as missing, as several headers are; a
+ * `token` that is not a string is refused too. Other WebSocket libraries: whatever the gateway
+ * stored at `client.iamAuthorization` on connection.
+ */
+function wsAuthorization(client: WsClient): string | undefined {
+  const fromHeader = header(client.handshake?.headers);
+  const auth = client.handshake?.auth;
+  const token = typeof auth === 'object' && auth !== null ? (auth as { token?: unknown }).token : undefined;
+  if (token !== undefined) {
+    if (typeof token !== 'string') return undefined;
+    const fromAuth = `Bearer ${token}`;
+    return fromHeader === undefined || fromHeader === fromAuth ? fromAuth : undefined;
+  }
+  return fromHeader ?? (typeof client.iamAuthorization === 'string' ? client.iamAuthorization : undefined);
+}
+
 /** Finds the request, its `Authorization` value and the resolver's view in any Nest context. */
 export function locate(context: ExecutionContext): Located {
   const type = context.getType<string>();
@@ -56,14 +77,9 @@ export function locate(context: ExecutionContext): Located {
   }
   if (type === 'ws') {
     const ws = context.switchToWs();
-    const client = ws.getClient<{ handshake?: { headers?: HeaderBag; auth?: { token?: unknown } }; iamAuthorization?: unknown }>();
+    const client = ws.getClient<WsClient>();
     const headers = client.handshake?.headers;
-    // socket.io: the handshake's Authorization header, or `auth: { token }` (browsers cannot set headers);
-    // other WebSocket libraries: whatever the gateway stored at `client.iamAuthorization` on connection.
-    const token = client.handshake?.auth?.token;
-    const authorization = header(headers) ?? (typeof token === 'string' ? `Bearer ${token}` : undefined)
-      ?? (typeof client.iamAuthorization === 'string' ? client.iamAuthorization : undefined);
-    return { holder: client, authorization, view: { type, params: EMPTY, query: EMPTY, body: ws.getData(), headers: headers ?? EMPTY, args: EMPTY, context } };
+    return { holder: client, authorization: wsAuthorization(client), view: { type, params: EMPTY, query: EMPTY, body: ws.getData(), headers: headers ?? EMPTY, args: EMPTY, context } };
   }
   const request = context.switchToHttp().getRequest<HttpLike>();
   return {
