@@ -173,3 +173,13 @@ test('a missing, invalid or ambiguous token is refused (401), then disconnected;
   expect(await send(both.socket, 'whoami', {})).toEqual({ ok: true });
   expect(authorizer.status().watches.open).toBe(0);
 });
+
+test('clients that disconnect right after a message leave no watch behind', async () => {
+  for (let i = 0; i < 5; i++) {
+    const client = await connect({ token: token() });
+    client.socket.emit('follow', { vin: 'WVW1' });
+    if (i % 2 === 1) await new Promise((r) => setImmediate(r));
+    client.socket.disconnect();
+  }
+  // afterEach: the server sees the disconnects, and no watch is open.
+});
