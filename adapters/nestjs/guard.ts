@@ -11,7 +11,7 @@ import { moduleMissingError } from './discovery.js';
 import { exceptionFor } from './exception.js';
 import { locate } from './locate.js';
 import { requirementOf } from './metadata.js';
-import { disconnectAfterException, isSocketIo, watchSocket } from './ws-watch.js';
+import { disconnectAfterException, watchGranted } from './ws-guard.js';
 
 /**
  * The contexts already checked: Nest hands one `ExecutionContext` to every guard of a request
@@ -58,17 +58,13 @@ export class IamGuard implements CanActivate, OnModuleInit {
       // Unreachable after a normal start (onModuleInit refuses); deny rather than serve.
       if (this.#core === undefined) throw new AuthorizerClosedError();
       state = await this.#core.requirements.guardFor(requirement)(authorization, view);
-      // A socket outlives its message: what the message was granted stays under watch (enforce mode only).
-      const core = this.#core;
-      if (view.type === 'ws' && requirement?.kind === 'permission' && state !== undefined && state.shadow !== true && (requirement.mode ?? core.mode) === 'enforce' && isSocketIo(holder)) {
-        await watchSocket({ authorizer: core.authorizer, problem: (e) => core.guards.errorResponse(e).body }, holder, requirement, state);
-      }
+      // A socket outlives its message: what the message was granted stays under watch.
+      if (view.type === 'ws') await watchGranted(this.#core, holder, requirement, state);
     } catch (error) {
       if (!(error instanceof IamAuthzError)) throw error;
       // The error knows its answer; the module's guards attach its realm, retryAfterSec and exposeDecision.
       const answer = this.#core?.guards.errorResponse(error) ?? { status: error.status, headers: error.headers, body: error.problemDetails };
-      // A socket's token is its handshake's: refused (401), it stays refused, so the socket goes, after the exception.
-      if (view.type === 'ws' && error.status === 401) disconnectAfterException(holder);
+      if (view.type === 'ws' && error.status === 401) disconnectAfterException(holder); // its token stays refused
       throw await exceptionFor(context.getType<string>(), error, answer);
     }
     if (holder && state) holder.iam = state;

@@ -4,6 +4,7 @@
  */
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { IamState } from '../../src/index.js';
+import { header, wsAuthorization, type HeaderBag, type WsClient } from './authorization.js';
 
 /** What a resource resolver sees of the request, whatever the context. */
 export interface IamRequestView {
@@ -32,35 +33,7 @@ interface Located {
 
 const EMPTY: Readonly<Record<string, never>> = Object.freeze({});
 
-type HeaderBag = Record<string, string | string[] | undefined>;
 type HttpLike = { headers?: HeaderBag; params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown };
-
-function header(headers: HeaderBag | undefined): string | undefined {
-  const value = headers?.authorization;
-  // Several Authorization headers are ambiguous: refuse them as missing rather than pick one.
-  return typeof value === 'string' ? value : undefined;
-}
-
-type WsClient = { handshake?: { headers?: HeaderBag; auth?: unknown }; iamAuthorization?: unknown };
-
-/**
- * A socket's `Authorization` value. socket.io: the handshake's `Authorization` header (`Bearer …`),
- * or `auth: { token }` (the bare token; browsers cannot set headers), which becomes `Bearer token`;
- * both, naming different tokens, are ambiguous and refused as missing, as several headers are; a
- * `token` that is not a string is refused too. Other WebSocket libraries: whatever the gateway
- * stored at `client.iamAuthorization` on connection.
- */
-function wsAuthorization(client: WsClient): string | undefined {
-  const fromHeader = header(client.handshake?.headers);
-  const auth = client.handshake?.auth;
-  const token = typeof auth === 'object' && auth !== null ? (auth as { token?: unknown }).token : undefined;
-  if (token !== undefined) {
-    if (typeof token !== 'string') return undefined;
-    const fromAuth = `Bearer ${token}`;
-    return fromHeader === undefined || fromHeader === fromAuth ? fromAuth : undefined;
-  }
-  return fromHeader ?? (typeof client.iamAuthorization === 'string' ? client.iamAuthorization : undefined);
-}
 
 /** Finds the request, its `Authorization` value and the resolver's view in any Nest context. */
 export function locate(context: ExecutionContext): Located {
