@@ -11,6 +11,7 @@ import { moduleMissingError } from './discovery.js';
 import { exceptionFor } from './exception.js';
 import { locate } from './locate.js';
 import { requirementOf } from './metadata.js';
+import { disconnectAfterException, watchGranted } from './ws-guard.js';
 
 /**
  * The contexts already checked: Nest hands one `ExecutionContext` to every guard of a request
@@ -57,10 +58,13 @@ export class IamGuard implements CanActivate, OnModuleInit {
       // Unreachable after a normal start (onModuleInit refuses); deny rather than serve.
       if (this.#core === undefined) throw new AuthorizerClosedError();
       state = await this.#core.requirements.guardFor(requirement)(authorization, view);
+      // A socket outlives its message: what the message was granted stays under watch.
+      if (view.type === 'ws') await watchGranted(this.#core, holder, requirement, state);
     } catch (error) {
       if (!(error instanceof IamAuthzError)) throw error;
       // The error knows its answer; the module's guards attach its realm, retryAfterSec and exposeDecision.
       const answer = this.#core?.guards.errorResponse(error) ?? { status: error.status, headers: error.headers, body: error.problemDetails };
+      if (view.type === 'ws' && error.status === 401) disconnectAfterException(holder); // its token stays refused
       throw await exceptionFor(context.getType<string>(), error, answer);
     }
     if (holder && state) holder.iam = state;

@@ -4,6 +4,7 @@
  */
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { IamState } from '../../src/index.js';
+import { header, wsAuthorization, type HeaderBag, type WsClient } from './authorization.js';
 
 /** What a resource resolver sees of the request, whatever the context. */
 export interface IamRequestView {
@@ -32,14 +33,7 @@ interface Located {
 
 const EMPTY: Readonly<Record<string, never>> = Object.freeze({});
 
-type HeaderBag = Record<string, string | string[] | undefined>;
 type HttpLike = { headers?: HeaderBag; params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown };
-
-function header(headers: HeaderBag | undefined): string | undefined {
-  const value = headers?.authorization;
-  // Several Authorization headers are ambiguous: refuse them as missing rather than pick one.
-  return typeof value === 'string' ? value : undefined;
-}
 
 /** Finds the request, its `Authorization` value and the resolver's view in any Nest context. */
 export function locate(context: ExecutionContext): Located {
@@ -56,14 +50,9 @@ export function locate(context: ExecutionContext): Located {
   }
   if (type === 'ws') {
     const ws = context.switchToWs();
-    const client = ws.getClient<{ handshake?: { headers?: HeaderBag; auth?: { token?: unknown } }; iamAuthorization?: unknown }>();
+    const client = ws.getClient<WsClient>();
     const headers = client.handshake?.headers;
-    // socket.io: the handshake's Authorization header, or `auth: { token }` (browsers cannot set headers);
-    // other WebSocket libraries: whatever the gateway stored at `client.iamAuthorization` on connection.
-    const token = client.handshake?.auth?.token;
-    const authorization = header(headers) ?? (typeof token === 'string' ? `Bearer ${token}` : undefined)
-      ?? (typeof client.iamAuthorization === 'string' ? client.iamAuthorization : undefined);
-    return { holder: client, authorization, view: { type, params: EMPTY, query: EMPTY, body: ws.getData(), headers: headers ?? EMPTY, args: EMPTY, context } };
+    return { holder: client, authorization: wsAuthorization(client), view: { type, params: EMPTY, query: EMPTY, body: ws.getData(), headers: headers ?? EMPTY, args: EMPTY, context } };
   }
   const request = context.switchToHttp().getRequest<HttpLike>();
   return {
