@@ -2,7 +2,7 @@
  * What a granted gateway message leaves under watch: per resource, the query that was granted,
  * keyed so that a socket's watch can tell a grant it already holds from a new one.
  */
-import type { AuthorizeQuery, IamState } from '../../src/index.js';
+import type { AuthorizeQuery, Authorizer, IamAuthzError, IamState } from '../../src/index.js';
 
 /**
  * The most grants one socket keeps under watch; past it the oldest leave the watch (a message for
@@ -49,4 +49,18 @@ export function merged(held: ReadonlyMap<string, AuthorizeQuery>, added: Readonl
     all.delete(key);
   }
   return all;
+}
+
+/** What of socket.io's server-side `Socket` is used. */
+export interface SocketLike {
+  readonly connected?: boolean;
+  emit(event: string, body: unknown): unknown;
+  disconnect(close?: boolean): unknown;
+  once(event: 'disconnect', listener: () => void): unknown;
+}
+
+/** The module's authorizer, and the problem body of an error as its guards render it. */
+export interface SocketWatchContext {
+  readonly authorizer: Authorizer;
+  readonly problem: (error: IamAuthzError) => object;
 }

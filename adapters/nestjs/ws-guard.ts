@@ -14,13 +14,14 @@ function isSocketIo(client: unknown): client is SocketLike {
 }
 
 /**
- * After a granted message: its grants join the socket's watch, in enforce mode (report mode never
- * refuses, so never disconnects). Other WebSocket libraries' clients are not watched.
+ * After a granted message: its grants join the socket's watch in enforce mode; otherwise (an
+ * authenticated message, or report mode, which never refuses a permission) the token alone is
+ * watched. Other WebSocket libraries' clients are not watched.
  */
 export async function watchGranted(core: IamAuthzCore, client: unknown, requirement: IamRequirement | undefined, state: IamState | undefined): Promise<void> {
-  if (requirement?.kind !== 'permission' || state === undefined || state.shadow === true || (requirement.mode ?? core.mode) !== 'enforce') return;
-  if (!isSocketIo(client)) return;
-  await watchSocket({ authorizer: core.authorizer, problem: (error) => core.guards.errorResponse(error).body }, client, requirement, state);
+  if (state === undefined || !isSocketIo(client)) return;
+  const enforced = requirement?.kind === 'permission' && state.shadow !== true && (requirement.mode ?? core.mode) === 'enforce';
+  await watchSocket({ authorizer: core.authorizer, problem: (error) => core.guards.errorResponse(error).body }, client, enforced ? requirement : undefined, state);
 }
 
 /**

@@ -5,22 +5,11 @@
  * does) and is disconnected. The watch is closed on disconnect. Duck-typed on socket.io's server
  * `Socket`: nothing here imports socket.io or @nestjs/websockets.
  */
-import { isIamAuthzError, PolicyUnavailableError, type AuthorizeQuery, type Authorizer, type IamAuthzError, type IamState, type Watch } from '../../src/index.js';
-import { grantsOf, merged, type Asked } from './ws-grants.js';
+import { isIamAuthzError, PolicyUnavailableError, type AuthorizeQuery, type IamState, type Watch } from '../../src/index.js';
+import { watchGrantedOf } from '../../src/adapter/internal.js';
+import { grantsOf, merged, type Asked, type SocketLike, type SocketWatchContext } from './ws-grants.js';
 
-/** What of socket.io's server-side `Socket` is used. */
-export interface SocketLike {
-  readonly connected?: boolean;
-  emit(event: string, body: unknown): unknown;
-  disconnect(close?: boolean): unknown;
-  once(event: 'disconnect', listener: () => void): unknown;
-}
-
-/** The module's authorizer, and the problem body of an error as its guards render it. */
-export interface SocketWatchContext {
-  readonly authorizer: Authorizer;
-  readonly problem: (error: IamAuthzError) => object;
-}
+export type { SocketLike, SocketWatchContext } from './ws-grants.js';
 
 interface Entry {
   /** The token watched: a handshake's does not change, but `iamAuthorization` may. */
@@ -34,10 +23,13 @@ interface Entry {
 
 const entries = new WeakMap<object, Entry>();
 
-/** Puts what `state` was granted under the socket's watch; rejects as `authorizer.watch` does. */
-export async function watchSocket(context: SocketWatchContext, client: SocketLike, asked: Asked, state: IamState): Promise<void> {
-  const grants = grantsOf(asked, state);
-  if (grants.size === 0 || client.connected === false) return;
+/**
+ * Puts what `state` was granted under the socket's watch (`asked` `undefined`: the token alone, for
+ * `@Authenticated()`, the global guard or report mode); rejects as `authorizer.watch` does.
+ */
+export async function watchSocket(context: SocketWatchContext, client: SocketLike, asked: Asked | undefined, state: IamState): Promise<void> {
+  const grants = asked === undefined ? new Map<string, AuthorizeQuery>() : grantsOf(asked, state);
+  if ((asked !== undefined && grants.size === 0) || client.connected === false) return;
   let entry = entries.get(client);
   if (entry === undefined) {
     const created: Entry = { token: state.token, grants: new Map(), watch: undefined, chain: Promise.resolve(), closed: false };
@@ -54,7 +46,10 @@ async function extend(context: SocketWatchContext, client: SocketLike, entry: En
   const same = entry.token === state.token;
   if (entry.closed || (same && entry.watch !== undefined && [...grants.keys()].every((key) => entry.grants.has(key)))) return;
   const all = merged(same ? entry.grants : new Map(), grants);
-  const watch = await context.authorizer.watch({ token: state.token, claims: state.claims }, [...all.values()]);
+  const identity = { token: state.token, claims: state.claims };
+  // No grant: the token alone (expiry, revocation), through the adapters' way in.
+  const watch = all.size > 0 ? await context.authorizer.watch(identity, [...all.values()]) : watchGrantedOf(context.authorizer)?.(identity, []);
+  if (watch === undefined) return;
   if (isClosed(entry)) { // disconnected while the watch was made (read through a call: it changed)
     watch.close();
     return;

@@ -20,3 +20,5 @@ export { guardMarkOf, requirementMark, type GuardMark } from './audit/guard-mark
 export { openApiPath, pathParameters } from './audit/paths.js';
 // Types the integrations read that applications need not name (documented where they are used).
 export type { CacheStatus } from '../authorizer-types.js';
+// A watch of a grant just made, without deciding again (no queries: the token alone).
+export { watchGrantedOf } from '../watch/watcher.js';

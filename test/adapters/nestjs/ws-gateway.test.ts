@@ -124,6 +124,18 @@ test('revoked: an exception with ERR_TOKEN_REVOKED (401), then the disconnect', 
   ]);
 });
 
+test('an @Authenticated() message: the token alone is watched; revoked, then disconnected', async () => {
+  const jti = `jti-${uniqueApp()}`;
+  const client = await connect({ token: token({ jti }) });
+  expect(await send(client.socket, 'whoami', {})).toBeDefined();
+  expect(authorizer.status().watches.open).toBe(1);
+  await authorizer.revoke({ jti });
+  expect(await disconnected(client, 2_000)).toEqual([
+    ['exception', expect.objectContaining({ status: 401, code: 'ERR_TOKEN_REVOKED' })],
+    ['disconnect', 'io server disconnect'],
+  ]);
+});
+
 test('expired (real time): an exception with ERR_TOKEN_EXPIRED, then the disconnect', async () => {
   const exp = sec() + 2;
   const client = await connect({ header: `Bearer ${token({ exp })}` });
@@ -171,7 +183,8 @@ test('a missing, invalid or ambiguous token is refused (401), then disconnected;
   // Both, naming the same token: fine.
   const both = await connect({ token: good, header: `Bearer ${good}` });
   expect(await send(both.socket, 'whoami', {})).toEqual({ ok: true });
-  expect(authorizer.status().watches.open).toBe(0);
+  // Its token alone is watched (an @Authenticated() message); none of the refused sockets was.
+  expect(authorizer.status().watches.open).toBe(1);
 });
 
 test('clients that disconnect right after a message leave no watch behind', async () => {
