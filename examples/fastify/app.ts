@@ -1,4 +1,4 @@
-// The example's app, built without listening (server.ts listens; test/examples/audit-fastify.test.ts audits it).
+// The example's app, built without listening (server.ts listens; test/examples/audit-examples.test.ts audits it).
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Authorizer } from 'iam-authz';
 import { iamAuthz } from 'iam-authz/fastify';
