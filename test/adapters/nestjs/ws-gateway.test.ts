@@ -160,7 +160,7 @@ test('a policy that takes the permission away: ERR_PERMISSION_DENIED (403), then
   ]);
 });
 
-test('a missing, invalid or ambiguous token is refused (401), then disconnected; nothing is watched', async () => {
+test('a missing, invalid or ambiguous token is refused (401), then disconnected; no refused socket is watched', async () => {
   const good = token();
   for (const [options, code] of [
     [{}, 'ERR_TOKEN_MISSING'],
