@@ -110,13 +110,13 @@ function advanceBy(e: Extract<Event, { kind: 'advance' }>, o: Resolved): number 
 }
 
 /** Turns of the event loop until no fetch runs (`running()`), the IAM answered everything and the client recorded it. */
-async function quiescent(running: () => boolean, recorded: () => number, seen: () => number): Promise<void> {
+async function quiescent(running: () => boolean, recorded: () => number, seen: () => number, last: () => string = () => ''): Promise<void> {
   let idle = 0;
   for (let turn = 0; turn < 5_000 && idle < 3; turn++) {
     await new Promise((resolve) => setImmediate(resolve));
     idle = !running() && iam.inflight === 0 && recorded() === seen() ? idle + 1 : 0;
   }
-  if (idle < 3) throw new Error(`no quiet moment: running ${String(running())}, in flight ${iam.inflight}, recorded ${recorded()} of ${seen()}`);
+  if (idle < 3) throw new Error(`no quiet moment: running ${String(running())}, in flight ${iam.inflight}, recorded ${recorded()} of ${seen()} (latest outcome: ${last()})`);
 }
 
 /** A few turns of the event loop until `done` (or a good while: then the caller goes on anyway). */
@@ -124,12 +124,17 @@ async function until(done: () => boolean): Promise<void> {
   for (let turn = 0; turn < 200 && !done(); turn++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Counts the outcomes the client published on the given channels. */
-function outcomes(names: readonly string[]): { count: () => number; dispose: () => void } {
+/** Counts the outcomes the client published on the given channels; `last` names the latest (for a failure's message). */
+function outcomes(names: readonly string[]): { count: () => number; last: () => string; dispose: () => void } {
   let n = 0;
-  const listener = (): void => { n++; };
+  let last = 'none';
+  const listener = (message: unknown, name: string | symbol): void => {
+    n++;
+    const reason = (message as { reason?: unknown } | null)?.reason;
+    last = typeof reason === 'string' ? `${String(name)}: ${reason}` : String(name);
+  };
   for (const name of names) subscribe(name, listener);
-  return { count: () => n, dispose: () => { for (const name of names) unsubscribe(name, listener); } };
+  return { count: () => n, last: () => last, dispose: () => { for (const name of names) unsubscribe(name, listener); } };
 }
 
 function reset(): void {
@@ -168,7 +173,7 @@ describe('freshness: every option keeps its promise in every combination', () =>
       try {
         const identity = await authz.authenticate(`Bearer ${signClaims(claims(BASE, { exp: clock.sec + 10 * 86_400 }), STATIC_KEY)}`);
         const running = (): boolean => authz.status().applications[ISSUER]?.[APP]?.nextRefreshAt === null;
-        const settle = (): Promise<void> => quiescent(running, recorded.count, () => model.fetches.length);
+        const settle = (): Promise<void> => quiescent(running, recorded.count, () => model.fetches.length, recorded.last);
         for (const e of script) {
           if (e.kind === 'advance') clock.advance(advanceBy(e, resolved));
           else if (e.kind === 'change') change(e);
@@ -231,7 +236,7 @@ describe('freshness: every option keeps its promise in every combination', () =>
         const keys = new RemoteKeySet({ ...resolved, uri: `${server.url}/jwks`, dispatcher, algorithms: new Set(['RS256']), now: clock.now, random: prng(seed), sleep: () => Promise.resolve() });
         try {
           const running = (): boolean => keys.status().nextRefreshAt === null;
-          const settle = (): Promise<void> => quiescent(running, recorded.count, () => model.fetches.length);
+          const settle = (): Promise<void> => quiescent(running, recorded.count, () => model.fetches.length, recorded.last);
           for (const e of script) {
             if (e.kind === 'advance') clock.advance(advanceBy(e, resolved));
             else if (e.kind === 'change') change(e);
