@@ -30,6 +30,8 @@ const APP = 'app-1';
 const READ = { service: 'vehicle-service', permission: 'READ', resource: { type: 'VIN', value: 'WVW1' } } as const;
 /** Runs per cache (about 3 s for both at 300); `FRESHNESS_RUNS=5000` searches harder. */
 const RUNS = Number(process.env['FRESHNESS_RUNS'] ?? 300);
+/** A failure's `seed` and `path` (printed by fast-check) replay it: `FRESHNESS_SEED=… FRESHNESS_PATH=…`. */
+const REPLAY = process.env['FRESHNESS_SEED'] === undefined ? {} : { seed: Number(process.env['FRESHNESS_SEED']), ...(process.env['FRESHNESS_PATH'] === undefined ? {} : { path: process.env['FRESHNESS_PATH'] }) };
 
 /** What the fake IAM does now. */
 const iam = {
@@ -42,6 +44,8 @@ const iam = {
   /** When set, the next answer waits in `held` (answered from the IAM's state when the request came). */
   hold: false,
   held: [] as (() => void)[],
+  /** The request targets of this run, for a failure's message. */
+  seen: [] as string[],
   onFetch: (_fetch: { ok: boolean; version: number; retryAfterMs?: number | undefined }) => {},
 };
 let server: Loopback;
@@ -49,6 +53,7 @@ let server: Loopback;
 beforeAll(async () => {
   server = await startLoopback((req: IncomingMessage, res: ServerResponse) => {
     iam.inflight++;
+    iam.seen.push(req.url ?? '');
     res.on('close', () => { iam.inflight--; });
     if (!iam.up) {
       iam.onFetch({ ok: false, version: iam.version, retryAfterMs: iam.status === 503 && iam.retryAfterSec !== undefined ? iam.retryAfterSec * 1000 : undefined });
@@ -67,8 +72,14 @@ beforeAll(async () => {
       iam.held.push(answer);
     }
   });
+  // Real time is not the model's: an idle connection is never closed under a request by the server
+  // (only by the client), and no fetch times out (below) while a loaded machine stalls the test.
+  server.server.keepAliveTimeout = 0;
 });
 afterAll(() => server.close());
+
+/** A fetch timeout that a stalled machine cannot reach: the model runs on the fake clock alone. */
+const NO_TIMEOUT_MS = 600_000;
 
 function policyOf(version: number) {
   const policy = examplePolicy(`c${version}`, APP);
@@ -116,7 +127,7 @@ async function quiescent(running: () => boolean, recorded: () => number, seen: (
     await new Promise((resolve) => setImmediate(resolve));
     idle = !running() && iam.inflight === 0 && recorded() === seen() ? idle + 1 : 0;
   }
-  if (idle < 3) throw new Error(`no quiet moment: running ${String(running())}, in flight ${iam.inflight}, recorded ${recorded()} of ${seen()} (latest outcome: ${last()})`);
+  if (idle < 3) throw new Error(`no quiet moment: running ${String(running())}, in flight ${iam.inflight}, recorded ${recorded()} of ${seen()} (outcomes: ${last()}; the IAM saw: ${iam.seen.join(', ')})`);
 }
 
 /** A few turns of the event loop until `done` (or a good while: then the caller goes on anyway). */
@@ -124,22 +135,26 @@ async function until(done: () => boolean): Promise<void> {
   for (let turn = 0; turn < 200 && !done(); turn++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Counts the outcomes the client published on the given channels; `last` names the latest (for a failure's message). */
-function outcomes(names: readonly string[]): { count: () => number; last: () => string; dispose: () => void } {
-  let n = 0;
-  let last = 'none';
+/**
+ * Counts the outcomes the client published on the given channels about `url` (a run's own URL: a
+ * cache of an earlier run cannot be counted); `log` lists them all with their reasons, for a failure's message.
+ */
+function outcomes(names: readonly string[], url: string): { count: () => number; log: () => string; dispose: () => void } {
+  const seen: string[] = [];
   const listener = (message: unknown, name: string | symbol): void => {
-    n++;
-    const reason = (message as { reason?: unknown } | null)?.reason;
-    last = typeof reason === 'string' ? `${String(name)}: ${reason}` : String(name);
+    const m = (message ?? {}) as { uri?: unknown; reason?: unknown; error?: { message?: unknown } };
+    const about = typeof m.uri === 'string' ? m.uri : '';
+    const reason = typeof m.reason === 'string' ? ` ${m.reason} (${String(m.error?.message)})` : '';
+    seen.push(`${String(name).replace(/^iam-authz:/, '')}${reason}${about.startsWith(url) ? '' : ` about ${about}`}`);
   };
   for (const name of names) subscribe(name, listener);
-  return { count: () => n, last: () => last, dispose: () => { for (const name of names) unsubscribe(name, listener); } };
+  return { count: () => seen.length, log: () => seen.join(', ') || 'none', dispose: () => { for (const name of names) unsubscribe(name, listener); } };
 }
 
 function reset(): void {
   iam.hold = false;
   iam.held.length = 0;
+  iam.seen.length = 0;
   iam.version = 1;
   iam.grants = new Map([[1, true]]);
   iam.up = true;
@@ -167,13 +182,13 @@ describe('freshness: every option keeps its promise in every combination', () =>
       const clock = new Clock();
       const random = vi.spyOn(Math, 'random').mockImplementation(prng(seed));
       const hints = memoryHints((hint) => { model.hint(versionOf(hint.changeId), model.held()); });
-      const recorded = outcomes([channels.policyFetched, channels.policyRevalidated, channels.policyChanged, channels.policyFailed]);
+      const recorded = outcomes([channels.policyFetched, channels.policyRevalidated, channels.policyChanged, channels.policyFailed], '');
       iam.onFetch = (f) => { model.record({ at: clock.now(), ...f }); };
-      const authz = createAuthorizer({ baseUrl: BASE, localJwks: { keys: [STATIC_KEY.jwk] }, policyUrl: `${server.url}/policy`, now: clock.now, policy: { ...(given as PolicyOptions), hints } });
+      const authz = createAuthorizer({ baseUrl: BASE, localJwks: { keys: [STATIC_KEY.jwk] }, policyUrl: `${server.url}/policy`, now: clock.now, policy: { ...(given as PolicyOptions), hints, timeoutMs: NO_TIMEOUT_MS } });
       try {
         const identity = await authz.authenticate(`Bearer ${signClaims(claims(BASE, { exp: clock.sec + 10 * 86_400 }), STATIC_KEY)}`);
         const running = (): boolean => authz.status().applications[ISSUER]?.[APP]?.nextRefreshAt === null;
-        const settle = (): Promise<void> => quiescent(running, recorded.count, () => model.fetches.length, recorded.last);
+        const settle = (): Promise<void> => quiescent(running, recorded.count, () => model.fetches.length, recorded.log);
         for (const e of script) {
           if (e.kind === 'advance') clock.advance(advanceBy(e, resolved));
           else if (e.kind === 'change') change(e);
@@ -220,23 +235,25 @@ describe('freshness: every option keeps its promise in every combination', () =>
         recorded.dispose();
         await authz.close();
       }
-    }), { numRuns: RUNS });
+    }), { numRuns: RUNS, ...REPLAY });
   }, 120_000);
 
   test('the key cache', async () => {
     const dispatcher = new Agent();
+    let run = 0;
     try {
       await fc.assert(fc.asyncProperty(options, fc.integer(), events, async (given, seed, script) => {
         reset();
         const resolved = resolveJwksOptions(given as PolicyOptions, checks);
         const model = new FreshnessModel(resolved);
         const clock = new Clock();
-        const recorded = outcomes([channels.jwksRefreshed, channels.jwksFailed]);
+        const uri = `${server.url}/jwks?run=${++run}`;
+        const recorded = outcomes([channels.jwksRefreshed, channels.jwksFailed], uri);
         iam.onFetch = (f) => { model.record({ at: clock.now(), ...f }); };
-        const keys = new RemoteKeySet({ ...resolved, uri: `${server.url}/jwks`, dispatcher, algorithms: new Set(['RS256']), now: clock.now, random: prng(seed), sleep: () => Promise.resolve() });
+        const keys = new RemoteKeySet({ ...resolved, timeoutMs: NO_TIMEOUT_MS, uri, dispatcher, algorithms: new Set(['RS256']), now: clock.now, random: prng(seed), sleep: () => Promise.resolve() });
         try {
           const running = (): boolean => keys.status().nextRefreshAt === null;
-          const settle = (): Promise<void> => quiescent(running, recorded.count, () => model.fetches.length, recorded.last);
+          const settle = (): Promise<void> => quiescent(running, recorded.count, () => model.fetches.length, recorded.log);
           for (const e of script) {
             if (e.kind === 'advance') clock.advance(advanceBy(e, resolved));
             else if (e.kind === 'change') change(e);
@@ -267,7 +284,7 @@ describe('freshness: every option keeps its promise in every combination', () =>
           recorded.dispose();
           keys.close();
         }
-      }), { numRuns: RUNS });
+      }), { numRuns: RUNS, ...REPLAY });
     } finally {
       await dispatcher.close();
     }
