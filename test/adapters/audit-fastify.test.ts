@@ -15,6 +15,7 @@ import type { RouteAudit } from '../../src/adapter/index.js';
 import { auditRoutes, fastifyAuthz, iamAuthz } from '../../adapters/fastify/index.js';
 import { useIam } from '../helpers/index.js';
 import { EXPECTED_AUDIT, SERVICE } from './audit-expected.js';
+import { thrownBy } from '../helpers/errors.js';
 
 const reply: RouteHandlerMethod = async (req) => ({ ok: true, sub: req.iam?.claims.sub ?? null });
 const param = (name: string) => (req: { params: unknown }) => (req.params as Record<string, string>)[name];
@@ -85,14 +86,7 @@ describe('the shared application', () => {
   test('throwOn names the offending routes and no other', async () => {
     const app = await expectedApp(offline());
     open.push(app);
-    const thrown = (throwOn: ('unguarded' | 'unscoped-parameter')[]): Error => {
-      try {
-        auditRoutes(app, { throwOn });
-      } catch (error) {
-        return error as Error;
-      }
-      throw new Error('auditRoutes did not throw');
-    };
+    const thrown = (throwOn: ('unguarded' | 'unscoped-parameter')[]): Error => thrownBy(() => auditRoutes(app, { throwOn }));
     const unguarded = thrown(['unguarded']);
     expect(unguarded.message).toContain('GET /admin/export');
     expect(unguarded.message.match(/(GET|PUT) \//g)).toEqual(['GET /']);

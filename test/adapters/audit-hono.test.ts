@@ -13,6 +13,7 @@ import type { RouteAudit } from '../../src/adapter/index.js';
 import { auditRoutes, honoAuthz, type HonoAuthz } from '../../adapters/hono/index.js';
 import { listen } from './apps-fetch.js';
 import { EXPECTED_AUDIT, SERVICE } from './audit-expected.js';
+import { thrownBy as thrown } from '../helpers/errors.js';
 
 const config = fileURLToPath(new URL('../../examples/vehicle-service/iam.json', import.meta.url));
 let iam: DevIam;
@@ -51,15 +52,6 @@ function vehicleApp(): Hono {
   app.use('/fleet/*', authenticate());
   app.route('/fleet', fleet);
   return app;
-}
-
-function thrown(run: () => unknown): Error {
-  try {
-    run();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('did not throw');
 }
 
 /** `{ 'METHOD /path': access }` of an audit, for the edge cases. */

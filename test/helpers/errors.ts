@@ -1,4 +1,4 @@
-/** Assertions on the errors of the authorizer, shared by the JWKS and policy tests. */
+/** Assertions on errors, shared by the tests: the authorizer's (JWKS, policy) and synchronous throws. */
 import { expect } from 'vitest';
 import { IamAuthzError, type IamAuthzErrorCode } from '../../src/index.js';
 
@@ -16,4 +16,14 @@ export async function expectAuthzError(promise: Promise<unknown>, code: IamAuthz
 /** Reason recorded for the failure behind a 503 (`UpstreamError.reason`). */
 export function upstreamReason(error: IamAuthzError): unknown {
   return (error.cause as { reason?: unknown } | undefined)?.reason;
+}
+
+/** The error `run` throws synchronously; fails the test when it returns instead. */
+export function thrownBy(run: () => unknown): Error & { code?: string } {
+  try {
+    run();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected a throw, but it returned');
 }

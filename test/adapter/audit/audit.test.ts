@@ -9,6 +9,7 @@ import { createGuards, wrapGuards } from '../../../src/adapter/index.js';
 import { audit, auditOptions, guardMarkOf, openApiPath, pathParameters, requirementMark, type RouteEntry } from '../../../src/adapter/internal.js';
 import { parsePermissionArgs } from '../../../src/adapter/permission-args.js';
 import { createAuthorizer } from '../../../src/index.js';
+import { thrownBy } from '../../helpers/errors.js';
 
 const authorizer = createAuthorizer({ baseUrl: 'https://iam.example.test', localJwks: { keys: [{ kty: 'RSA', kid: 'k', n: 'AQAB', e: 'AQAB' }] } });
 const guards = createGuards<{ params: { vin: string } }>(authorizer);
@@ -100,14 +101,7 @@ describe('audit', () => {
   });
 
   test('throwOn names each offending route as METHOD /path, and no other', () => {
-    const thrown = (kinds: string[]): Error => {
-      try {
-        audit('auditRoutes', entries, auditOptions('auditRoutes', { throwOn: kinds }));
-      } catch (error) {
-        return error as Error;
-      }
-      throw new Error('did not throw');
-    };
+    const thrown = (kinds: string[]): Error => thrownBy(() => audit('auditRoutes', entries, auditOptions('auditRoutes', { throwOn: kinds })));
     const unguarded = thrown(['unguarded']);
     expect(unguarded.message).toContain('GET /admin/export');
     for (const other of ['/fleet/{id}', '/vehicle/{vin}', '/me', '/health']) expect(unguarded.message).not.toContain(other);

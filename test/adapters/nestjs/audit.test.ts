@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vit
 import type { RouteAudit } from '../../../src/adapter/index.js';
 import { Authenticated, auditRoutes, IamAuthzModule, IamGuard, Public, RequireAnyPermission, RequirePermission, type IamAuthzModuleOptions } from '../../../adapters/nestjs/index.js';
 import { EXPECTED_AUDIT, SERVICE } from '../audit-expected.js';
+import { thrownBy } from '../../helpers/errors.js';
 
 const config = fileURLToPath(new URL('../../../examples/vehicle-service/iam.json', import.meta.url));
 let iam: DevIam;
@@ -134,14 +135,7 @@ describe.each(PLATFORMS)('the expected application on %s', (platform) => {
   test('throwOn names the offending routes only, as METHOD PATH', async () => {
     const app = await create(platform, EXPECTED_APP);
     try {
-      const thrown = (throwOn: ('unguarded' | 'unscoped-parameter')[]): Error & { code?: string } => {
-        try {
-          auditRoutes(app, { throwOn });
-        } catch (error) {
-          return error as Error;
-        }
-        throw new Error('auditRoutes did not throw');
-      };
+      const thrown = (throwOn: ('unguarded' | 'unscoped-parameter')[]): Error & { code?: string } => thrownBy(() => auditRoutes(app, { throwOn }));
       const unguarded = thrown(['unguarded']);
       expect(unguarded.code).toBe('ERR_ROUTE_AUDIT');
       expect(unguarded.message).toContain('GET /admin/export');
